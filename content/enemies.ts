@@ -1,0 +1,55 @@
+/** Trash enemies: a ring spinner, an aimed-spread gunner and a chaser. Data only. */
+import { type EnemyDef, ticks } from "../sim/mod.ts";
+import { NEEDLE, ORB } from "./bullets.ts";
+
+/** Drifts slowly and throws a ring of 8 every 1.5 s. */
+export const SPINNER = {
+  id: 0,
+  name: "Spinner",
+  hp: 12,
+  radiusPx: 16,
+  contactDamage: 1,
+  movement: { type: "drift", speedPxPerS: 40 },
+  emitters: [{
+    type: "ring",
+    count: 8,
+    rotateRad: Math.PI / 16,
+    speedPxPerS: 120,
+    periodTicks: ticks(1.5),
+    startDelayTicks: ticks(0.8),
+    bullet: ORB,
+  }],
+} as const satisfies EnemyDef;
+
+/** Keeps about 250 px away and fires a spread of 3 over 15° every 1.2 s. */
+export const GUNNER = {
+  id: 1,
+  name: "Gunner",
+  hp: 16,
+  radiusPx: 15,
+  contactDamage: 1,
+  movement: { type: "keepDistance", speedPxPerS: 90, distancePx: 250 },
+  emitters: [{
+    type: "aimedSpread",
+    count: 3,
+    spreadRad: (15 * Math.PI) / 180,
+    speedPxPerS: 200,
+    periodTicks: ticks(1.2),
+    startDelayTicks: ticks(1),
+    bullet: NEEDLE,
+  }],
+} as const satisfies EnemyDef;
+
+/** Runs at the nearest player; hurts on contact. */
+export const CHASER = {
+  id: 2,
+  name: "Chaser",
+  hp: 8,
+  radiusPx: 12,
+  contactDamage: 1,
+  movement: { type: "chase", speedPxPerS: 150 },
+  emitters: [],
+} as const satisfies EnemyDef;
+
+/** Every trash kind, indexed by id (the wire's enemy kind). */
+export const ENEMIES: readonly EnemyDef[] = [SPINNER, GUNNER, CHASER];

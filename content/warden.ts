@@ -1,0 +1,147 @@
+/**
+ * The Warden of the Fold: stationary at the top centre, four phases, built only
+ * from emitters. Data only: the simulation knows nothing about this boss.
+ */
+import { type BossDef, ticks } from "../sim/mod.ts";
+import { CURL, NEEDLE, ORB, SPIRAL, WALL_BLOCK } from "./bullets.ts";
+
+const DEG = Math.PI / 180;
+
+/** The dungeon's boss. */
+export const WARDEN = {
+  id: 0,
+  name: "The Warden of the Fold",
+  x: 640,
+  y: 140,
+  radiusPx: 48,
+  baseHp: 400,
+  hpPerExtraPlayer: 0.75,
+  contactDamage: 1,
+  foldTicks: ticks(1.2),
+  phases: [
+    {
+      name: "Vigil",
+      fromHpFrac: 1,
+      damageTakenMult: 1,
+      emitters: [
+        {
+          type: "ring",
+          count: 16,
+          rotateRad: 7.5 * DEG,
+          speedPxPerS: 140,
+          periodTicks: ticks(0.9),
+          bullet: ORB,
+        },
+        {
+          type: "aimedSpread",
+          count: 5,
+          spreadRad: 12 * DEG,
+          speedPxPerS: 220,
+          periodTicks: ticks(1.6),
+          startDelayTicks: ticks(0.5),
+          bullet: NEEDLE,
+        },
+      ],
+    },
+    {
+      name: "Crease",
+      fromHpFrac: 0.75,
+      damageTakenMult: 1,
+      emitters: [
+        {
+          type: "arcSweep",
+          arcRad: 120 * DEG,
+          centerRad: 90 * DEG,
+          sweepRadPerS: 60 * DEG,
+          direction: 1,
+          speedPxPerS: 170,
+          periodTicks: ticks(0.1),
+          bullet: NEEDLE,
+        },
+        {
+          type: "arcSweep",
+          arcRad: 120 * DEG,
+          centerRad: 90 * DEG,
+          sweepRadPerS: 60 * DEG,
+          direction: -1,
+          speedPxPerS: 170,
+          periodTicks: ticks(0.1),
+          bullet: NEEDLE,
+        },
+        {
+          type: "ring",
+          count: 20,
+          rotateRad: 4 * DEG,
+          speedPxPerS: 120,
+          periodTicks: ticks(1.2),
+          startDelayTicks: ticks(0.6),
+          bullet: CURL,
+        },
+      ],
+    },
+    {
+      name: "Fold",
+      fromHpFrac: 0.5,
+      damageTakenMult: 0.9,
+      emitters: [
+        {
+          type: "wallGap",
+          orientation: "rows",
+          gapPx: 120,
+          spacingPx: 36,
+          speedPxPerS: 110,
+          periodTicks: ticks(2.2),
+          bullet: WALL_BLOCK,
+        },
+        {
+          type: "aimedSpread",
+          count: 3,
+          spreadRad: 10 * DEG,
+          speedPxPerS: 300,
+          periodTicks: ticks(1),
+          startDelayTicks: ticks(0.4),
+          bullet: NEEDLE,
+        },
+      ],
+    },
+    {
+      name: "Unfolding",
+      fromHpFrac: 0.25,
+      damageTakenMult: 1.25,
+      emitters: [
+        {
+          type: "wallGap",
+          orientation: "alternate",
+          gapPx: 100,
+          spacingPx: 36,
+          speedPxPerS: 110,
+          periodTicks: ticks(1.6),
+          bullet: WALL_BLOCK,
+        },
+        {
+          type: "arcSweep",
+          arcRad: 2 * Math.PI,
+          centerRad: 0,
+          sweepRadPerS: 50 * DEG,
+          direction: 1,
+          arms: 3,
+          speedPxPerS: 40,
+          periodTicks: ticks(0.15),
+          bullet: SPIRAL,
+        },
+        {
+          type: "ring",
+          count: 24,
+          rotateRad: 5 * DEG,
+          speedPxPerS: 130,
+          periodTicks: ticks(1.4),
+          startDelayTicks: ticks(0.7),
+          bullet: ORB,
+        },
+      ],
+    },
+  ],
+} as const satisfies BossDef;
+
+/** Every boss, indexed by id (the wire's boss kind). */
+export const BOSSES: readonly BossDef[] = [WARDEN];

@@ -1,0 +1,45 @@
+/**
+ * Everything a tick decides that anyone outside the world must learn. `SimWorld.step`
+ * returns these; the network layer learns about the game only through them.
+ * Must not import anything outside sim/.
+ */
+import type { Volley } from "./bullets.ts";
+
+/** What a bullet struck when it died early. */
+export const HitTarget = { Player: 0, Enemy: 1, Boss: 2 } as const;
+export type HitTarget = (typeof HitTarget)[keyof typeof HitTarget];
+
+/** Why an escape channel stopped before completing. */
+export type EscapeCancelReason = "damage" | "released" | "died";
+
+/** One thing that happened during a tick. */
+export type SimEvent =
+  | { readonly type: "volley"; readonly volley: Volley }
+  | {
+    readonly type: "bulletHit";
+    readonly uid: number;
+    readonly target: HitTarget;
+    /** Player or enemy id; 0 for the boss. */
+    readonly targetId: number;
+    readonly damage: number;
+  }
+  | { readonly type: "bulletsCleared"; readonly team: number }
+  | { readonly type: "playerHit"; readonly playerId: number; readonly hp: number }
+  | { readonly type: "playerDied"; readonly playerId: number }
+  | { readonly type: "portalEntered"; readonly playerId: number }
+  | { readonly type: "escapeStarted"; readonly playerId: number }
+  | {
+    readonly type: "escapeCancelled";
+    readonly playerId: number;
+    readonly reason: EscapeCancelReason;
+  }
+  | { readonly type: "escapeCompleted"; readonly playerId: number }
+  | { readonly type: "waveStarted"; readonly wave: number }
+  | { readonly type: "enemySpawned"; readonly enemyId: number; readonly kind: number }
+  | { readonly type: "enemyKilled"; readonly enemyId: number }
+  | { readonly type: "bossSpawned"; readonly bossId: number; readonly maxHp: number }
+  | { readonly type: "bossPhase"; readonly phase: number }
+  | { readonly type: "bossDefeated" };
+
+/** The `type` of any event. */
+export type SimEventType = SimEvent["type"];

@@ -1,0 +1,54 @@
+/**
+ * Small geometry helpers shared by movement, AI and bullets.
+ * Must not import anything outside sim/.
+ */
+
+/** An axis-aligned rectangle in arena pixels, origin top-left. */
+export interface Rect {
+  readonly x: number;
+  readonly y: number;
+  readonly w: number;
+  readonly h: number;
+}
+
+/** Clamps `v` into [min, max]. */
+export function clamp(v: number, min: number, max: number): number {
+  return v < min ? min : v > max ? max : v;
+}
+
+/** True when the point (x, y) lies inside `rect`. */
+export function pointInRect(x: number, y: number, rect: Rect): boolean {
+  return x >= rect.x && x <= rect.x + rect.w && y >= rect.y && y <= rect.y + rect.h;
+}
+
+/**
+ * Pushes a circle out of a rectangle along the shortest way, mutating `pos`.
+ */
+export function pushCircleOutOfRect(
+  pos: { x: number; y: number },
+  radiusPx: number,
+  rect: Rect,
+): void {
+  const nearestX = clamp(pos.x, rect.x, rect.x + rect.w);
+  const nearestY = clamp(pos.y, rect.y, rect.y + rect.h);
+  const dx = pos.x - nearestX;
+  const dy = pos.y - nearestY;
+  const d2 = dx * dx + dy * dy;
+  if (d2 >= radiusPx * radiusPx) return;
+  if (d2 > 0) {
+    const d = Math.sqrt(d2);
+    pos.x = nearestX + (dx / d) * radiusPx;
+    pos.y = nearestY + (dy / d) * radiusPx;
+    return;
+  }
+  // Centre inside the rectangle: leave through the nearest side.
+  const left = pos.x - rect.x;
+  const right = rect.x + rect.w - pos.x;
+  const top = pos.y - rect.y;
+  const bottom = rect.y + rect.h - pos.y;
+  const m = Math.min(left, right, top, bottom);
+  if (m === left) pos.x = rect.x - radiusPx;
+  else if (m === right) pos.x = rect.x + rect.w + radiusPx;
+  else if (m === top) pos.y = rect.y - radiusPx;
+  else pos.y = rect.y + rect.h + radiusPx;
+}

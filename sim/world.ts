@@ -1,0 +1,495 @@
+/**
+ * SimWorld: one instance of the game (the hub or a dungeon) as plain data.
+ * `step(inputs)` advances exactly one tick of 1/60 s and returns what happened.
+ * No timers, no I/O, no Math.random: a world is a function of its seed and inputs.
+ * Must not import anything outside sim/.
+ */
+import { BulletPool, quantizeAngle, quantizePos, spawnVolley, stepBullets } from "./bullets.ts";
+import type { Volley } from "./bullets.ts";
+import { armEmitter, type EmitterState, type FireContext, tickEmitter } from "./emitters.ts";
+import { HitTarget, type SimEvent } from "./events.ts";
+import { clamp, pushCircleOutOfRect } from "./geometry.ts";
+import { movePlayer } from "./movement.ts";
+import { Rng } from "./rng.ts";
+import { TICK_S } from "./time.ts";
+import {
+  type BossDef,
+  Button,
+  type EnemyDef,
+  type InputFrame,
+  Team,
+  type WorldDef,
+} from "./types.ts";
+
+/** Where a player stands in the flow of the game. Only "active" ships move and get hit. */
+export type PlayerStatus = "active" | "dead" | "escaped" | "portal";
+
+/** One ship, owned by the world. */
+export interface PlayerState {
+  readonly id: number;
+  readonly name: string;
+  x: number;
+  y: number;
+  /** Aim in angle units (1/65536 turn). */
+  aim: number;
+  hp: number;
+  status: PlayerStatus;
+  iframeTicks: number;
+  fireCooldownTicks: number;
+  /** Ticks the escape button has been held in a channel; 0 when not channelling. */
+  escapeTicks: number;
+  /** Buttons of the input applied last tick. */
+  buttons: number;
+}
+
+/** One trash enemy. */
+export interface EnemyState {
+  readonly id: number;
+  readonly def: EnemyDef;
+  x: number;
+  y: number;
+  hp: number;
+  /** Drift heading, or strafe sense for keepers. */
+  dirX: number;
+  dirY: number;
+  readonly emitters: EmitterState[];
+}
+
+/** The boss of a dungeon once it has appeared. */
+export interface BossState {
+  readonly def: BossDef;
+  readonly maxHp: number;
+  hp: number;
+  phase: number;
+  /** Invulnerable ticks left of the fold between phases. */
+  foldTicks: number;
+  emitters: EmitterState[];
+}
+
+/** Where a dungeon stands: fighting wave `wave`, waiting before it, the boss, or done. */
+export type Stage = "hub" | "waves" | "boss" | "cleared";
+
+/** Options for a new world. */
+export interface WorldOptions {
+  readonly seed: number;
+  /** First tick number; a replica starts where its server is. */
+  readonly startTick?: number;
+}
+
+const NEUTRAL_INPUT: Omit<InputFrame, "tick"> = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+
+/** A whole game instance: players, enemies, boss, bullets and the rules between them. */
+export class SimWorld {
+  readonly def: WorldDef;
+  readonly bullets = new BulletPool();
+  readonly players = new Map<number, PlayerState>();
+  readonly enemies: EnemyState[] = [];
+  readonly rng: Rng;
+  boss: BossState | undefined;
+  /** The tick the next `step` computes. */
+  tick: number;
+  stage: Stage;
+  /** Index of the wave being fought, or the next one while waiting. */
+  wave = 0;
+  /** Ticks until the next wave or the boss appears; -1 while a fight is on. */
+  stageTicks: number;
+  #nextUid = 1;
+  #nextEnemyId = 1;
+  #events: SimEvent[] = [];
+
+  constructor(def: WorldDef, opts: WorldOptions) {
+    this.def = def;
+    this.rng = new Rng(opts.seed);
+    this.tick = opts.startTick ?? 0;
+    this.stage = def.kind === "hub" ? "hub" : "waves";
+    this.stageTicks = def.kind === "hub" ? -1 : def.waveDelayTicks;
+  }
+
+  /** True while new players may join: the hub always, a dungeon until its boss appears. */
+  get acceptsPlayers(): boolean {
+    return this.stage === "hub" || this.stage === "waves";
+  }
+
+  /** Adds a ship at the next spawn point. */
+  addPlayer(id: number, name: string): PlayerState {
+    const points = this.def.arena.spawnPoints;
+    const at = points[this.players.size % points.length];
+    const player: PlayerState = {
+      id,
+      name,
+      x: at.x,
+      y: at.y,
+      aim: quantizeAngle(-Math.PI / 2),
+      hp: this.def.player.maxHp,
+      status: "active",
+      iframeTicks: 0,
+      fireCooldownTicks: 0,
+      escapeTicks: 0,
+      buttons: 0,
+    };
+    this.players.set(id, player);
+    return player;
+  }
+
+  /** Removes a ship; its bullets fly on. */
+  removePlayer(id: number): void {
+    this.players.delete(id);
+  }
+
+  /**
+   * Advances one tick. `inputs` holds the input each player applies on this tick;
+   * a player without one stands still. Returns everything that happened.
+   */
+  step(inputs: ReadonlyMap<number, InputFrame>): SimEvent[] {
+    this.#events = [];
+    for (const p of this.players.values()) {
+      this.#stepPlayer(p, inputs.get(p.id) ?? { ...NEUTRAL_INPUT, aim: p.aim, tick: this.tick });
+    }
+    stepBullets(this.bullets, this.def.arena);
+    this.#advanceStage();
+    this.#stepEnemies();
+    this.#stepBoss();
+    this.#resolvePlayerShots();
+    this.#resolveEnemyShots();
+    this.#resolveContact();
+    this.tick++;
+    return this.#events;
+  }
+
+  #emit(event: SimEvent): void {
+    this.#events.push(event);
+  }
+
+  #takeUids = (count: number): number => {
+    const first = this.#nextUid;
+    this.#nextUid = (this.#nextUid + count) >>> 0;
+    return first;
+  };
+
+  #spawn(volley: Volley): void {
+    spawnVolley(this.bullets, volley);
+    this.#emit({ type: "volley", volley });
+  }
+
+  #stepPlayer(p: PlayerState, input: InputFrame): void {
+    if (p.status !== "active") return;
+    const tuning = this.def.player;
+    movePlayer(p, input, { arena: this.def.arena, tuning });
+    p.aim = input.aim;
+    p.buttons = input.buttons;
+    if (p.iframeTicks > 0) p.iframeTicks--;
+    if (p.fireCooldownTicks > 0) p.fireCooldownTicks--;
+
+    if (this.stage === "hub") {
+      const portal = this.def.portal;
+      if (portal && Math.hypot(p.x - portal.x, p.y - portal.y) <= portal.radiusPx) {
+        p.status = "portal";
+        this.#emit({ type: "portalEntered", playerId: p.id });
+      }
+      return;
+    }
+
+    const escapeHeld = (input.buttons & Button.Escape) !== 0;
+    if (escapeHeld) {
+      if (p.escapeTicks === 0) this.#emit({ type: "escapeStarted", playerId: p.id });
+      p.escapeTicks++;
+      if (p.escapeTicks >= tuning.escapeTicks) {
+        p.status = "escaped";
+        this.#emit({ type: "escapeCompleted", playerId: p.id });
+        return;
+      }
+    } else if (p.escapeTicks > 0) {
+      p.escapeTicks = 0;
+      this.#emit({ type: "escapeCancelled", playerId: p.id, reason: "released" });
+    }
+
+    // A channelling ship holds its fire; the cooldown is the only rate limit.
+    if ((input.buttons & Button.Fire) !== 0 && p.escapeTicks === 0 && p.fireCooldownTicks === 0) {
+      p.fireCooldownTicks = tuning.fireCooldownTicks;
+      this.#spawn({
+        birthTick: this.tick,
+        uid0: this.#takeUids(1),
+        team: Team.Player,
+        owner: p.id,
+        spec: tuning.shot,
+        speedPxPerS: tuning.shotSpeedPxPerS,
+        xs: [quantizePos(p.x)],
+        ys: [quantizePos(p.y)],
+        angles: [p.aim],
+      });
+    }
+  }
+
+  #advanceStage(): void {
+    if (this.stageTicks < 0) return;
+    if (this.stageTicks > 0) {
+      this.stageTicks--;
+      return;
+    }
+    this.stageTicks = -1;
+    const waves = this.def.waves;
+    if (this.stage === "waves" && this.wave < waves.length) {
+      this.#emit({ type: "waveStarted", wave: this.wave });
+      for (const spawn of waves[this.wave]) this.#spawnEnemy(spawn.enemy, spawn.x, spawn.y);
+      return;
+    }
+    const bossDef = this.def.boss;
+    if (this.stage === "waves" && bossDef) {
+      this.stage = "boss";
+      const extra = Math.max(0, this.#countActive() - 1);
+      const maxHp = Math.round(bossDef.baseHp * (1 + bossDef.hpPerExtraPlayer * extra));
+      this.boss = {
+        def: bossDef,
+        maxHp,
+        hp: maxHp,
+        phase: 0,
+        foldTicks: 0,
+        emitters: bossDef.phases[0].emitters.map(armEmitter),
+      };
+      this.#emit({ type: "bossSpawned", bossId: bossDef.id, maxHp });
+      this.#emit({ type: "bossPhase", phase: 0 });
+      return;
+    }
+    this.stage = "cleared";
+  }
+
+  #spawnEnemy(def: EnemyDef, x: number, y: number): void {
+    const heading = this.rng.range(0, 2 * Math.PI);
+    const enemy: EnemyState = {
+      id: this.#nextEnemyId++,
+      def,
+      x,
+      y,
+      hp: def.hp,
+      dirX: Math.cos(heading),
+      dirY: Math.sin(heading),
+      emitters: def.emitters.map(armEmitter),
+    };
+    this.enemies.push(enemy);
+    this.#emit({ type: "enemySpawned", enemyId: enemy.id, kind: def.id });
+  }
+
+  #countActive(): number {
+    let n = 0;
+    for (const p of this.players.values()) if (p.status === "active") n++;
+    return n;
+  }
+
+  /** The active ship nearest to (x, y), if any. */
+  nearestPlayer(x: number, y: number): PlayerState | undefined {
+    let best: PlayerState | undefined;
+    let bestD2 = Infinity;
+    for (const p of this.players.values()) {
+      if (p.status !== "active") continue;
+      const d2 = (p.x - x) ** 2 + (p.y - y) ** 2;
+      if (d2 < bestD2) {
+        bestD2 = d2;
+        best = p;
+      }
+    }
+    return best;
+  }
+
+  #fireContext(x: number, y: number): FireContext {
+    return {
+      tick: this.tick,
+      originX: x,
+      originY: y,
+      target: this.nearestPlayer(x, y),
+      arena: this.def.arena,
+      rng: this.rng,
+      takeUids: this.#takeUids,
+    };
+  }
+
+  #stepEnemies(): void {
+    const arena = this.def.arena;
+    for (const e of this.enemies) {
+      const target = this.nearestPlayer(e.x, e.y);
+      const m = e.def.movement;
+      const r = e.def.radiusPx;
+      if (m.type !== "stationary") {
+        const step = m.speedPxPerS * TICK_S;
+        let dx = e.dirX;
+        let dy = e.dirY;
+        if (target && m.type !== "drift") {
+          const tx = target.x - e.x;
+          const ty = target.y - e.y;
+          const d = Math.hypot(tx, ty) || 1;
+          if (m.type === "chase" || d > m.distancePx + 20) [dx, dy] = [tx / d, ty / d];
+          else if (d < m.distancePx - 20) [dx, dy] = [-tx / d, -ty / d];
+          else [dx, dy] = [(-ty / d) * e.dirX, (tx / d) * e.dirX]; // strafe
+        }
+        if (m.type !== "drift" && !target) [dx, dy] = [0, 0];
+        const nx = e.x + dx * step;
+        const ny = e.y + dy * step;
+        if (m.type === "drift") {
+          // Bounce off the arena edges.
+          if (nx < r || nx > arena.widthPx - r) e.dirX = -e.dirX;
+          if (ny < r || ny > arena.heightPx - r) e.dirY = -e.dirY;
+        }
+        e.x = clamp(nx, r, arena.widthPx - r);
+        e.y = clamp(ny, r, arena.heightPx - r);
+        for (const wall of arena.walls) pushCircleOutOfRect(e, r, wall);
+      }
+      const ctx = this.#fireContext(e.x, e.y);
+      for (const em of e.emitters) {
+        const volley = tickEmitter(em, ctx);
+        if (volley) this.#spawn(volley);
+      }
+    }
+  }
+
+  #stepBoss(): void {
+    const boss = this.boss;
+    if (!boss || this.stage !== "boss") return;
+    if (boss.foldTicks > 0) {
+      boss.foldTicks--;
+      return;
+    }
+    const ctx = this.#fireContext(boss.def.x, boss.def.y);
+    for (const em of boss.emitters) {
+      const volley = tickEmitter(em, ctx);
+      if (volley) this.#spawn(volley);
+    }
+  }
+
+  #resolvePlayerShots(): void {
+    const pool = this.bullets;
+    for (let i = pool.count - 1; i >= 0; i--) {
+      if (pool.team[i] !== Team.Player) continue;
+      const x = pool.x[i];
+      const y = pool.y[i];
+      const r = pool.radius[i];
+      const damage = pool.damage[i];
+      const boss = this.boss;
+      if (boss && this.stage === "boss" && overlaps(x, y, r, boss.def)) {
+        const dealt = this.#damageBoss(boss, damage);
+        this.#emit({
+          type: "bulletHit",
+          uid: pool.uid[i],
+          target: HitTarget.Boss,
+          targetId: 0,
+          damage: dealt,
+        });
+        pool.remove(i);
+        continue;
+      }
+      for (let k = 0; k < this.enemies.length; k++) {
+        const e = this.enemies[k];
+        if (!overlapsXY(x, y, r, e.x, e.y, e.def.radiusPx)) continue;
+        e.hp -= damage;
+        this.#emit({
+          type: "bulletHit",
+          uid: pool.uid[i],
+          target: HitTarget.Enemy,
+          targetId: e.id,
+          damage,
+        });
+        pool.remove(i);
+        if (e.hp <= 0) this.#killEnemy(k);
+        break;
+      }
+    }
+  }
+
+  #killEnemy(index: number): void {
+    const [e] = this.enemies.splice(index, 1);
+    this.#emit({ type: "enemyKilled", enemyId: e.id });
+    if (this.enemies.length === 0 && this.stage === "waves") {
+      this.wave++;
+      this.stageTicks = this.def.waveDelayTicks;
+    }
+  }
+
+  /** Applies a hit to the boss; a single hit never skips a phase. Returns damage dealt. */
+  #damageBoss(boss: BossState, base: number): number {
+    if (boss.foldTicks > 0) return 0;
+    const phases = boss.def.phases;
+    const dealt = base * phases[boss.phase].damageTakenMult;
+    const next = phases[boss.phase + 1];
+    const floor = next ? next.fromHpFrac * boss.maxHp : 0;
+    boss.hp = Math.max(floor, boss.hp - dealt);
+    if (next && boss.hp <= floor) {
+      boss.phase++;
+      boss.foldTicks = boss.def.foldTicks;
+      boss.emitters = next.emitters.map(armEmitter);
+      this.#emit({ type: "bossPhase", phase: boss.phase });
+    } else if (!next && boss.hp <= 0) {
+      this.stage = "cleared";
+      this.bullets.clearTeam(Team.Enemy);
+      this.#emit({ type: "bulletsCleared", team: Team.Enemy });
+      this.#emit({ type: "bossDefeated" });
+    }
+    return dealt;
+  }
+
+  #resolveEnemyShots(): void {
+    const pool = this.bullets;
+    for (const p of this.players.values()) {
+      if (p.status !== "active" || p.iframeTicks > 0) continue;
+      const pr = this.def.player.radiusPx;
+      for (let i = pool.count - 1; i >= 0; i--) {
+        if (pool.team[i] !== Team.Enemy) continue;
+        if (!overlapsXY(pool.x[i], pool.y[i], pool.radius[i], p.x, p.y, pr)) continue;
+        this.#emit({
+          type: "bulletHit",
+          uid: pool.uid[i],
+          target: HitTarget.Player,
+          targetId: p.id,
+          damage: pool.damage[i],
+        });
+        this.#hurtPlayer(p, pool.damage[i]);
+        pool.remove(i);
+        break; // i-frames now: the rest of the pattern passes through
+      }
+    }
+  }
+
+  #resolveContact(): void {
+    const pr = this.def.player.radiusPx;
+    for (const p of this.players.values()) {
+      if (p.status !== "active" || p.iframeTicks > 0) continue;
+      const boss = this.boss;
+      if (boss && this.stage === "boss" && overlaps(p.x, p.y, pr, boss.def)) {
+        this.#hurtPlayer(p, boss.def.contactDamage);
+        continue;
+      }
+      for (const e of this.enemies) {
+        if (e.def.contactDamage > 0 && overlapsXY(p.x, p.y, pr, e.x, e.y, e.def.radiusPx)) {
+          this.#hurtPlayer(p, e.def.contactDamage);
+          break;
+        }
+      }
+    }
+  }
+
+  #hurtPlayer(p: PlayerState, damage: number): void {
+    p.hp = Math.max(0, p.hp - damage);
+    p.iframeTicks = this.def.player.iframeTicks;
+    this.#emit({ type: "playerHit", playerId: p.id, hp: p.hp });
+    if (p.escapeTicks > 0) {
+      p.escapeTicks = 0;
+      this.#emit({
+        type: "escapeCancelled",
+        playerId: p.id,
+        reason: p.hp === 0 ? "died" : "damage",
+      });
+    }
+    if (p.hp === 0) {
+      p.status = "dead";
+      this.#emit({ type: "playerDied", playerId: p.id });
+    }
+  }
+}
+
+function overlaps(x: number, y: number, r: number, body: BossDef): boolean {
+  return overlapsXY(x, y, r, body.x, body.y, body.radiusPx);
+}
+
+function overlapsXY(ax: number, ay: number, ar: number, bx: number, by: number, br: number) {
+  const dx = ax - bx;
+  const dy = ay - by;
+  const rr = ar + br;
+  return dx * dx + dy * dy <= rr * rr;
+}
