@@ -1,21 +1,95 @@
 /**
- * Composition root. Until the server lands this runs a headless four-pilot
- * dungeon fight through SimWorld and prints what happened.
+ * Composition root and the only place that reads the environment, the wall clock
+ * or process signals: config → game server → Hono app → Deno.serve.
  */
-import { DUNGEON } from "./content/mod.ts";
-import { runDungeon } from "./tools/demo_run.ts";
+import { GameServer, type Logger } from "./net/server.ts";
+import { realClock } from "./net/scheduler.ts";
+import { createApp } from "./routes/app.ts";
+import { loadConfig } from "./net/config.ts";
+import { bundleClient, stopBundler } from "./tools/build.ts";
+
+/** Logs one JSON object per line. */
+function jsonLogger(minLevel: string): Logger {
+  const quiet = minLevel === "warn" || minLevel === "error";
+  return (event, fields) => {
+    if (quiet && event !== "handler_error") return;
+    console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }));
+  };
+}
+
+/** Serves the client: the prebuilt bundle, or in dev a fresh build after every change. */
+async function clientSource(dev: boolean): Promise<() => Promise<string>> {
+  const dist = new URL("./dist/client.js", import.meta.url);
+  if (!dev) {
+    try {
+      const js = await Deno.readTextFile(dist);
+      return () => Promise.resolve(js);
+    } catch {
+      console.log("dist/client.js not found: bundling in-process (run `deno task build`)");
+    }
+  }
+  let current = bundleClient({ minify: !dev });
+  if (dev) {
+    (async () => {
+      const watcher = Deno.watchFs(
+        ["client", "net", "sim", "content"].map((d) =>
+          new URL(`./${d}/`, import.meta.url).pathname
+        ),
+      );
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      for await (const _ of watcher) {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          current = bundleClient({ minify: false }).catch((err) => {
+            console.error("client build failed:", err.message);
+            return `document.body.textContent = ${JSON.stringify("Build failed: " + err.message)}`;
+          });
+          console.log("client rebuilt; reload the page");
+        }, 100);
+      }
+    })();
+  } else {
+    await current;
+    await stopBundler();
+  }
+  return () => current;
+}
 
 if (import.meta.main) {
-  const seed = Number(Deno.args[0] ?? 1);
-  const started = performance.now();
-  const summary = runDungeon(DUNGEON, { players: 4, seed, maxTicks: 60 * 300 });
-  const ms = performance.now() - started;
-  console.log(
-    `${DUNGEON.name}, seed ${seed}: ${summary.bossDefeated ? "Warden defeated" : "no victory"}` +
-      ` after ${(summary.ticks / 60).toFixed(1)} s of game time (${summary.ticks} ticks,` +
-      ` ${
-        ms.toFixed(0)
-      } ms of CPU), ${summary.deaths} deaths, peak ${summary.peakLiveBullets} bullets`,
-  );
-  console.log(JSON.stringify(summary.events));
+  let config;
+  try {
+    config = loadConfig(Deno.env.toObject(), Deno.args);
+  } catch (err) {
+    console.error(`Invalid configuration: ${(err as Error).message}`);
+    Deno.exit(2);
+  }
+  const log = jsonLogger(config.logLevel);
+  const server = new GameServer({ clock: realClock, limits: config.limits, log });
+  const app = createApp(server, {
+    clientJs: await clientSource(config.dev),
+    allowedOrigins: config.allowedOrigins,
+    trustProxy: config.trustProxy,
+  });
+  server.start();
+  const http = Deno.serve({
+    hostname: config.host,
+    port: config.port,
+    onListen: ({ hostname, port }) => {
+      console.log(`Warden of the Fold: play at http://${hostname}:${port}/`);
+    },
+  }, app.fetch);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log("shutdown", { signal });
+    server.shutdown("server restarting");
+    const deadline = setTimeout(() => Deno.exit(0), config.shutdownGraceMs);
+    await http.shutdown();
+    clearTimeout(deadline);
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
+  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
 }

@@ -77,3 +77,8 @@ export const DUNGEON = {
   waveDelayTicks: ticks(2),
   boss: WARDEN,
 } as const satisfies WorldDef;
+
+/** Every world, indexed by id (the wire's world id). */
+export const WORLDS: readonly WorldDef[] = [HUB, DUNGEON];
+/** Wire ids of the worlds. */
+export const WorldId = { Hub: 0, Dungeon: 1 } as const;

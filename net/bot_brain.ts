@@ -31,6 +31,8 @@ export interface BrainOrders {
   readonly escape?: boolean;
   /** Preferred distance from the nearest target. */
   readonly rangePx?: number;
+  /** Varies range and circling between pilots so a crowd does not fly as one ship. */
+  readonly style?: number;
 }
 
 const DODGE_RADIUS_PX = 90;
@@ -53,13 +55,15 @@ export function think(view: BrainView, orders: BrainOrders): InputFrame {
     const dy = nearest.y - self.y;
     const d = Math.sqrt(bestD2) || 1;
     aimRad = Math.atan2(dy, dx);
-    const range = orders.rangePx ?? 320;
+    const style = orders.style ?? 0;
+    const range = orders.rangePx ?? 300 + (style % 4) * 45;
     const pull = d > range + 40 ? 0.6 : d < range - 40 ? -0.8 : 0;
     wantX += (dx / d) * pull;
     wantY += (dy / d) * pull;
-    // Circle slowly so a crowd of bots does not stack on one spot.
-    wantX += (-dy / d) * 0.25 * Math.sign(Math.sin(orders.tick / 180));
-    wantY += (dx / d) * 0.25 * Math.sign(Math.sin(orders.tick / 180));
+    // Circle slowly, each pilot on its own rhythm, so a crowd does not stack on one spot.
+    const circle = 0.25 * Math.sign(Math.sin(orders.tick / (150 + 37 * style) + style));
+    wantX += (-dy / d) * circle;
+    wantY += (dx / d) * circle;
   } else if (view.goal) {
     const dx = view.goal.x - self.x;
     const dy = view.goal.y - self.y;

@@ -49,9 +49,11 @@ export interface EnemyState {
   x: number;
   y: number;
   hp: number;
-  /** Drift heading, or strafe sense for keepers. */
+  /** Drift heading. */
   dirX: number;
   dirY: number;
+  /** Which way a distance-keeper circles its target: 1 or -1. */
+  readonly strafe: number;
   readonly emitters: EmitterState[];
 }
 
@@ -142,10 +144,11 @@ export class SimWorld {
    */
   step(inputs: ReadonlyMap<number, InputFrame>): SimEvent[] {
     this.#events = [];
+    // Bullets already in flight move first: anything born this tick starts at its muzzle.
+    stepBullets(this.bullets, this.def.arena);
     for (const p of this.players.values()) {
       this.#stepPlayer(p, inputs.get(p.id) ?? { ...NEUTRAL_INPUT, aim: p.aim, tick: this.tick });
     }
-    stepBullets(this.bullets, this.def.arena);
     this.#advanceStage();
     this.#stepEnemies();
     this.#stepBoss();
@@ -230,7 +233,7 @@ export class SimWorld {
     const waves = this.def.waves;
     if (this.stage === "waves" && this.wave < waves.length) {
       this.#emit({ type: "waveStarted", wave: this.wave });
-      for (const spawn of waves[this.wave]) this.#spawnEnemy(spawn.enemy, spawn.x, spawn.y);
+      for (const spawn of waves[this.wave]) this.spawnEnemy(spawn.enemy, spawn.x, spawn.y);
       return;
     }
     const bossDef = this.def.boss;
@@ -253,7 +256,8 @@ export class SimWorld {
     this.stage = "cleared";
   }
 
-  #spawnEnemy(def: EnemyDef, x: number, y: number): void {
+  /** Puts a trash enemy in the world (waves do this; tools may too). */
+  spawnEnemy(def: EnemyDef, x: number, y: number): EnemyState {
     const heading = this.rng.range(0, 2 * Math.PI);
     const enemy: EnemyState = {
       id: this.#nextEnemyId++,
@@ -263,10 +267,12 @@ export class SimWorld {
       hp: def.hp,
       dirX: Math.cos(heading),
       dirY: Math.sin(heading),
+      strafe: this.rng.next() < 0.5 ? -1 : 1,
       emitters: def.emitters.map(armEmitter),
     };
     this.enemies.push(enemy);
     this.#emit({ type: "enemySpawned", enemyId: enemy.id, kind: def.id });
+    return enemy;
   }
 
   #countActive(): number {
@@ -318,7 +324,7 @@ export class SimWorld {
           const d = Math.hypot(tx, ty) || 1;
           if (m.type === "chase" || d > m.distancePx + 20) [dx, dy] = [tx / d, ty / d];
           else if (d < m.distancePx - 20) [dx, dy] = [-tx / d, -ty / d];
-          else [dx, dy] = [(-ty / d) * e.dirX, (tx / d) * e.dirX]; // strafe
+          else [dx, dy] = [(-ty / d) * e.strafe, (tx / d) * e.strafe];
         }
         if (m.type !== "drift" && !target) [dx, dy] = [0, 0];
         const nx = e.x + dx * step;
@@ -406,10 +412,11 @@ export class SimWorld {
   #damageBoss(boss: BossState, base: number): number {
     if (boss.foldTicks > 0) return 0;
     const phases = boss.def.phases;
-    const dealt = base * phases[boss.phase].damageTakenMult;
     const next = phases[boss.phase + 1];
     const floor = next ? next.fromHpFrac * boss.maxHp : 0;
-    boss.hp = Math.max(floor, boss.hp - dealt);
+    const before = boss.hp;
+    boss.hp = Math.max(floor, boss.hp - base * phases[boss.phase].damageTakenMult);
+    const dealt = before - boss.hp;
     if (next && boss.hp <= floor) {
       boss.phase++;
       boss.foldTicks = boss.def.foldTicks;

@@ -33,7 +33,7 @@ export function runDungeon(
     inputs.clear();
     for (const p of world.players.values()) {
       if (p.status !== "active") continue;
-      inputs.set(p.id, think(viewOfWorld(world, p), { tick: world.tick }));
+      inputs.set(p.id, think(viewOfWorld(world, p), { tick: world.tick, style: p.id }));
     }
     for (const e of world.step(inputs)) {
       summary.events[e.type] = (summary.events[e.type] ?? 0) + 1;

@@ -1,0 +1,103 @@
+/**
+ * A headless bot: a ClientRuntime over a real WebSocket, piloted by the shared
+ * brain. It walks into the portal, fights, dodges crudely and escapes when told,
+ * and records what it was told by the server so a smoke run can assert on it.
+ */
+import { type InputSample } from "./client_runtime.ts";
+import { connectClient, type WsClient } from "./ws_client.ts";
+import { think } from "./bot_brain.ts";
+import { EnterReason, EventCode, type NetEvent } from "./protocol.ts";
+import { BOSSES } from "../content/mod.ts";
+
+/** What a bot has lived through. */
+export interface BotLog {
+  enters: { instanceId: string; reason: EnterReason; atMs: number }[];
+  events: Map<number, number>;
+  escapeCompleted: boolean;
+  died: boolean;
+  bossDefeatedSeen: boolean;
+  peakReplicaBullets: number;
+}
+
+/** A bot's standing orders. */
+export type BotMode = "portal" | "fight" | "escape" | "idle";
+
+/** One headless player. */
+export class Bot {
+  readonly name: string;
+  readonly client: WsClient;
+  readonly log: BotLog = {
+    enters: [],
+    events: new Map(),
+    escapeCompleted: false,
+    died: false,
+    bossDefeatedSeen: false,
+    peakReplicaBullets: 0,
+  };
+  mode: BotMode = "portal";
+  readonly #now: () => number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(url: string, opts: { name: string; now?: () => number }) {
+    this.name = opts.name;
+    this.#now = opts.now ?? (() => performance.now());
+    this.client = connectClient(url, {
+      name: opts.name,
+      now: this.#now,
+      onEnter: (e) =>
+        this.log.enters.push({ instanceId: e.instanceId, reason: e.reason, atMs: this.#now() }),
+      onEvent: (e) => this.#noteEvent(e),
+    });
+    // Bots run their own loop at roughly the tick rate; the runtime catches up on late wakes.
+    this.#timer = setInterval(() => this.update(), 8);
+  }
+
+  #noteEvent(e: NetEvent): void {
+    const code = e[0];
+    this.log.events.set(code, (this.log.events.get(code) ?? 0) + 1);
+    const me = this.client.runtime.playerId;
+    if (code === EventCode.EscapeCompleted && e[1] === me) this.log.escapeCompleted = true;
+    if (code === EventCode.PlayerDied && e[1] === me) this.log.died = true;
+    if (code === EventCode.BossDefeated) this.log.bossDefeatedSeen = true;
+  }
+
+  /** Runs the runtime up to now with the brain's input. */
+  update(): void {
+    const rt = this.client.runtime;
+    const now = this.#now();
+    rt.update(now, (tick) => this.#decide(tick, now));
+    this.log.peakReplicaBullets = Math.max(this.log.peakReplicaBullets, rt.replica.count);
+  }
+
+  #decide(tick: number, now: number): InputSample {
+    const rt = this.client.runtime;
+    const world = rt.world;
+    const self = rt.selfView();
+    if (!world || !self || this.mode === "idle") return { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+    const targets = rt.enemies(now).map((e) => ({ x: e.x, y: e.y, r: 14 }));
+    const boss = rt.boss();
+    if (boss && boss.hp > 0) {
+      const def = BOSSES[boss.bossId];
+      targets.push({ x: def.x, y: def.y, r: def.radiusPx });
+    }
+    const frame = think(
+      {
+        self,
+        arena: world.arena,
+        targets: world.kind === "hub" ? [] : targets,
+        bullets: rt.replica,
+        goal: this.mode === "portal" ? world.portal : undefined,
+      },
+      { tick, escape: this.mode === "escape", style: rt.playerId },
+    );
+    return { moveX: frame.moveX, moveY: frame.moveY, aim: frame.aim, buttons: frame.buttons };
+  }
+
+  /** Stops the loop and closes the socket. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    if (this.client.socket.readyState <= WebSocket.OPEN) this.client.socket.close(1000, "bot done");
+    await this.client.closed;
+  }
+}

@@ -1,0 +1,119 @@
+/** Little-endian byte writer and reader for the hand-packed parts of messages. */
+
+/** Thrown for any malformed or out-of-range wire data. */
+export class CodecError extends TypeError {
+  override name = "CodecError";
+}
+
+/** Appends fixed-size little-endian fields to a growing buffer. */
+export class ByteWriter {
+  #buf: Uint8Array;
+  #view: DataView;
+  length = 0;
+
+  constructor(capacity = 256) {
+    this.#buf = new Uint8Array(capacity);
+    this.#view = new DataView(this.#buf.buffer);
+  }
+
+  /** Makes room for `n` bytes and returns where they start (call before reading #view). */
+  #reserve(n: number): number {
+    const at = this.length;
+    if (at + n > this.#buf.length) {
+      const next = new Uint8Array(Math.max(this.#buf.length * 2, at + n));
+      next.set(this.#buf);
+      this.#buf = next;
+      this.#view = new DataView(next.buffer);
+    }
+    this.length += n;
+    return at;
+  }
+
+  u8(v: number): void {
+    const at = this.#reserve(1);
+    this.#view.setUint8(at, v);
+  }
+  i8(v: number): void {
+    const at = this.#reserve(1);
+    this.#view.setInt8(at, v);
+  }
+  u16(v: number): void {
+    const at = this.#reserve(2);
+    this.#view.setUint16(at, v, true);
+  }
+  i16(v: number): void {
+    const at = this.#reserve(2);
+    this.#view.setInt16(at, v, true);
+  }
+  u32(v: number): void {
+    const at = this.#reserve(4);
+    this.#view.setUint32(at, v, true);
+  }
+  i32(v: number): void {
+    const at = this.#reserve(4);
+    this.#view.setInt32(at, v, true);
+  }
+  f32(v: number): void {
+    const at = this.#reserve(4);
+    this.#view.setFloat32(at, v, true);
+  }
+  f64(v: number): void {
+    const at = this.#reserve(8);
+    this.#view.setFloat64(at, v, true);
+  }
+
+  /** A copy of the bytes written so far. */
+  bytes(): Uint8Array {
+    return this.#buf.slice(0, this.length);
+  }
+}
+
+/** Reads fixed-size little-endian fields; throws CodecError past the end. */
+export class ByteReader {
+  readonly #view: DataView;
+  readonly #what: string;
+  offset = 0;
+
+  constructor(bytes: Uint8Array, what: string) {
+    this.#view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.#what = what;
+  }
+
+  get remaining(): number {
+    return this.#view.byteLength - this.offset;
+  }
+
+  #take(n: number): number {
+    if (this.offset + n > this.#view.byteLength) {
+      throw new CodecError(`Cannot decode ${this.#what}: truncated at byte ${this.offset}`);
+    }
+    const at = this.offset;
+    this.offset += n;
+    return at;
+  }
+
+  u8(): number {
+    return this.#view.getUint8(this.#take(1));
+  }
+  i8(): number {
+    return this.#view.getInt8(this.#take(1));
+  }
+  u16(): number {
+    return this.#view.getUint16(this.#take(2), true);
+  }
+  i16(): number {
+    return this.#view.getInt16(this.#take(2), true);
+  }
+  u32(): number {
+    return this.#view.getUint32(this.#take(4), true);
+  }
+  i32(): number {
+    return this.#view.getInt32(this.#take(4), true);
+  }
+  f32(): number {
+    return this.#view.getFloat32(this.#take(4), true);
+  }
+  f64(): number {
+    return this.#view.getFloat64(this.#take(8), true);
+  }
+}

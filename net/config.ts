@@ -1,0 +1,80 @@
+/**
+ * Server configuration from environment variables, validated up front: a bad
+ * value stops start-up with a message that names the variable.
+ */
+import { LIMITS } from "../content/net_tuning.ts";
+import type { ServerLimits } from "./server.ts";
+
+/** Everything main.ts needs to start. */
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  readonly publicOrigin: string | undefined;
+  readonly allowedOrigins: readonly string[];
+  readonly trustProxy: boolean;
+  readonly logLevel: "debug" | "info" | "warn" | "error";
+  readonly dev: boolean;
+  readonly shutdownGraceMs: number;
+  readonly limits: Partial<ServerLimits>;
+}
+
+function intVar(
+  env: Record<string, string>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+) {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < min || v > max) {
+    throw new Error(`${name}=${JSON.stringify(raw)} must be an integer in [${min}, ${max}]`);
+  }
+  return v;
+}
+
+function origin(name: string, raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.protocol !== "http:" && u.protocol !== "https:") throw new Error();
+    return u.origin;
+  } catch {
+    throw new Error(`${name} contains ${JSON.stringify(raw)}, which is not an http(s) origin`);
+  }
+}
+
+/** Reads and validates the configuration. `--dev` in args turns on dev mode. */
+export function loadConfig(env: Record<string, string>, args: readonly string[] = []): Config {
+  const logLevel = env.LOG_LEVEL ?? "info";
+  if (!["debug", "info", "warn", "error"].includes(logLevel)) {
+    throw new Error(`LOG_LEVEL=${JSON.stringify(logLevel)} must be debug, info, warn or error`);
+  }
+  const trust = env.TRUST_PROXY ?? "0";
+  if (trust !== "0" && trust !== "1") throw new Error(`TRUST_PROXY must be 0 or 1`);
+  const publicOrigin = env.PUBLIC_ORIGIN ? origin("PUBLIC_ORIGIN", env.PUBLIC_ORIGIN) : undefined;
+  const allowedOrigins = (env.ALLOWED_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(
+    Boolean,
+  ).map((o) => origin("ALLOWED_ORIGINS", o));
+  if (publicOrigin) allowedOrigins.push(publicOrigin);
+  return {
+    host: env.HOST || "127.0.0.1",
+    port: intVar(env, "PORT", 8000, 0, 65535),
+    publicOrigin,
+    allowedOrigins,
+    trustProxy: trust === "1",
+    logLevel: logLevel as Config["logLevel"],
+    dev: args.includes("--dev") || env.DEV === "1",
+    shutdownGraceMs: intVar(env, "SHUTDOWN_GRACE_MS", 3000, 0, 60000),
+    limits: {
+      maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),
+      maxConnectionsPerIp: intVar(
+        env,
+        "MAX_CONNECTIONS_PER_IP",
+        LIMITS.maxConnectionsPerIp,
+        1,
+        10000,
+      ),
+    },
+  };
+}

@@ -1,0 +1,296 @@
+/**
+ * An instance: one SimWorld, its peers and its tick. Its messages go only to its
+ * own peers. Each step turns the world's events into one Events message for
+ * everyone, a snapshot per peer every few ticks, and transfer decisions for the
+ * server to carry out.
+ */
+import {
+  type BulletPool,
+  Button,
+  type InputFrame,
+  InputQueue,
+  type InputVerdict,
+  type SimEvent,
+  SimWorld,
+  type Volley,
+  type WorldDef,
+} from "../sim/mod.ts";
+import { INPUT_LIMITS, TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../content/net_tuning.ts";
+import { aimToByte, encodeServerMessage, type MessageEncoder } from "./codec.ts";
+import {
+  type BulletState,
+  EnterReason,
+  EscapeCancelCode,
+  EventCode,
+  type HitRecord,
+  type NetEvent,
+  PlayerFlag,
+  type PlayerSnap,
+  ServerKind,
+  StageCode,
+} from "./protocol.ts";
+
+/** A client inside an instance, as the instance sees it. */
+export interface Peer {
+  readonly playerId: number;
+  readonly name: string;
+  sendReliable(data: Uint8Array): void;
+  sendLatest(data: Uint8Array): boolean;
+}
+
+/** A server decision about a player, for the server to carry out. */
+export interface TransferOrder {
+  readonly playerId: number;
+  readonly reason: EnterReason;
+  readonly to: "hub" | "dungeon";
+}
+
+interface Member {
+  readonly peer: Peer;
+  readonly queue: InputQueue;
+}
+
+/** One world and the peers inside it. */
+export class Instance {
+  readonly id: string;
+  readonly worldId: number;
+  readonly world: SimWorld;
+  readonly #members = new Map<number, Member>();
+  readonly #encoder: MessageEncoder;
+  readonly #pendingEvents: NetEvent[] = [];
+  readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
+  readonly #inputs = new Map<number, InputFrame>();
+
+  constructor(
+    id: string,
+    opts: { worldId: number; def: WorldDef; seed: number; encoder: MessageEncoder },
+  ) {
+    this.id = id;
+    this.worldId = opts.worldId;
+    this.world = new SimWorld(opts.def, { seed: opts.seed });
+    this.#encoder = opts.encoder;
+  }
+
+  get kind(): WorldDef["kind"] {
+    return this.world.def.kind;
+  }
+
+  get size(): number {
+    return this.#members.size;
+  }
+
+  has(playerId: number): boolean {
+    return this.#members.has(playerId);
+  }
+
+  /** Puts a peer's ship in the world and tells it where it is. */
+  join(peer: Peer, reason: EnterReason): void {
+    this.world.addPlayer(peer.playerId, peer.name);
+    this.#members.set(peer.playerId, { peer, queue: new InputQueue(INPUT_LIMITS) });
+    this.#pendingEvents.push([EventCode.PlayerJoined, peer.playerId, peer.name]);
+    peer.sendReliable(encodeServerMessage(this.#encoder, {
+      kind: ServerKind.Enter,
+      instanceId: this.id,
+      worldId: this.worldId,
+      tick: this.world.tick,
+      reason,
+      roster: [...this.world.players.values()].map((p) => ({ id: p.id, name: p.name })),
+      stage: StageCode[this.world.stage],
+      bullets: bulletStates(this.world.bullets),
+    }));
+  }
+
+  /** Takes a peer's ship out of the world. */
+  leave(playerId: number): void {
+    if (!this.#members.delete(playerId)) return;
+    this.world.removePlayer(playerId);
+    this.#pendingEvents.push([EventCode.PlayerLeft, playerId]);
+    for (let i = this.#scheduled.length - 1; i >= 0; i--) {
+      if (this.#scheduled[i].order.playerId === playerId) this.#scheduled.splice(i, 1);
+    }
+  }
+
+  /** The input audit: offers a frame to the player's queue. */
+  offerInput(playerId: number, frame: InputFrame): InputVerdict {
+    const member = this.#members.get(playerId);
+    if (!member) return "stale";
+    return member.queue.offer(frame, this.world.tick);
+  }
+
+  /** Runs one tick; returns the transfers that fall due now. */
+  step(): TransferOrder[] {
+    const world = this.world;
+    const tick = world.tick;
+    this.#inputs.clear();
+    for (const [id, m] of this.#members) this.#inputs.set(id, m.queue.take(tick));
+    const events = world.step(this.#inputs);
+    const orders = this.#broadcastEvents(tick, events);
+    for (let i = this.#scheduled.length - 1; i >= 0; i--) {
+      if (this.#scheduled[i].atTick <= world.tick) {
+        orders.push(this.#scheduled[i].order);
+        this.#scheduled.splice(i, 1);
+      }
+    }
+    if (tick % TICKS_PER_SNAPSHOT === 0) this.#sendSnapshots(tick);
+    return orders;
+  }
+
+  #broadcastEvents(tick: number, events: readonly SimEvent[]): TransferOrder[] {
+    const volleys: Volley[] = [];
+    const hits: HitRecord[] = [];
+    const small = this.#pendingEvents.splice(0);
+    const orders: TransferOrder[] = [];
+    const later = (delay: number, order: TransferOrder) =>
+      this.#scheduled.push({ atTick: this.world.tick + delay, order });
+    for (const e of events) {
+      switch (e.type) {
+        case "volley":
+          volleys.push(e.volley);
+          break;
+        case "bulletHit":
+          hits.push({ uid: e.uid, target: e.target, targetId: e.targetId, damage: e.damage });
+          break;
+        case "bulletsCleared":
+          small.push([EventCode.BulletsCleared, e.team]);
+          break;
+        case "playerHit":
+          small.push([EventCode.PlayerHit, e.playerId, e.hp]);
+          break;
+        case "playerDied":
+          small.push([EventCode.PlayerDied, e.playerId]);
+          later(TRANSFER_DELAYS.deathReturnTicks, {
+            playerId: e.playerId,
+            reason: EnterReason.Death,
+            to: "hub",
+          });
+          break;
+        case "portalEntered":
+          small.push([EventCode.PortalEntered, e.playerId]);
+          orders.push({ playerId: e.playerId, reason: EnterReason.Portal, to: "dungeon" });
+          break;
+        case "escapeStarted":
+          small.push([EventCode.EscapeStarted, e.playerId]);
+          break;
+        case "escapeCancelled":
+          small.push([EventCode.EscapeCancelled, e.playerId, EscapeCancelCode[e.reason]]);
+          break;
+        case "escapeCompleted":
+          small.push([EventCode.EscapeCompleted, e.playerId]);
+          orders.push({ playerId: e.playerId, reason: EnterReason.Escape, to: "hub" });
+          break;
+        case "waveStarted":
+          small.push([EventCode.WaveStarted, e.wave]);
+          break;
+        case "enemySpawned":
+          small.push([EventCode.EnemySpawned, e.enemyId, e.kind]);
+          break;
+        case "enemyKilled":
+          small.push([EventCode.EnemyKilled, e.enemyId]);
+          break;
+        case "bossSpawned":
+          small.push([EventCode.BossSpawned, e.bossId, e.maxHp]);
+          break;
+        case "bossPhase":
+          small.push([EventCode.BossPhase, e.phase]);
+          break;
+        case "bossDefeated":
+          small.push([EventCode.BossDefeated]);
+          for (const p of this.world.players.values()) {
+            if (p.status === "active") {
+              later(TRANSFER_DELAYS.clearedReturnTicks, {
+                playerId: p.id,
+                reason: EnterReason.Cleared,
+                to: "hub",
+              });
+            }
+          }
+          break;
+      }
+    }
+    if (volleys.length > 0 || hits.length > 0 || small.length > 0) {
+      const bytes = encodeServerMessage(this.#encoder, {
+        kind: ServerKind.Events,
+        tick,
+        volleys,
+        hits,
+        events: small,
+      });
+      for (const m of this.#members.values()) m.peer.sendReliable(bytes);
+    }
+    return orders;
+  }
+
+  #sendSnapshots(tick: number): void {
+    const world = this.world;
+    const players: PlayerSnap[] = [];
+    for (const p of world.players.values()) {
+      let flags = p.status === "active"
+        ? PlayerFlag.Active
+        : p.status === "dead"
+        ? PlayerFlag.Dead
+        : p.status === "escaped"
+        ? PlayerFlag.Escaped
+        : 0;
+      if (p.iframeTicks > 0) flags |= PlayerFlag.Invulnerable;
+      if (p.buttons & Button.Fire) flags |= PlayerFlag.Firing;
+      if (p.escapeTicks > 0) flags |= PlayerFlag.Channelling;
+      players.push({
+        id: p.id,
+        x: p.x,
+        y: p.y,
+        aim: aimToByte(p.aim),
+        hp: p.hp,
+        flags,
+        escape: Math.min(255, Math.round((p.escapeTicks / world.def.player.escapeTicks) * 255)),
+      });
+    }
+    const enemies = world.enemies.map((e) => ({
+      id: e.id,
+      kind: e.def.id,
+      x: e.x,
+      y: e.y,
+      hp: e.hp,
+    }));
+    const b = world.boss;
+    const boss = b
+      ? { bossId: b.def.id, hp: b.hp, maxHp: b.maxHp, phase: b.phase, folding: b.foldTicks > 0 }
+      : null;
+    for (const m of this.#members.values()) {
+      m.peer.sendLatest(encodeServerMessage(this.#encoder, {
+        kind: ServerKind.Snapshot,
+        tick,
+        ackTick: m.queue.lastInputTick,
+        stage: StageCode[world.stage],
+        wave: world.wave,
+        players,
+        enemies,
+        boss,
+      }));
+    }
+  }
+}
+
+/** Every live bullet's full state, for a client arriving mid-fight. */
+export function bulletStates(pool: BulletPool): BulletState[] {
+  const out: BulletState[] = [];
+  for (let i = 0; i < pool.count; i++) {
+    out.push({
+      uid: pool.uid[i],
+      x: pool.x[i],
+      y: pool.y[i],
+      dirX: pool.dirX[i],
+      dirY: pool.dirY[i],
+      speed: pool.speed[i],
+      accel: pool.accel[i],
+      turnCos: pool.turnCos[i],
+      turnSin: pool.turnSin[i],
+      radius: pool.radius[i],
+      ttl: pool.ttl[i],
+      kind: pool.kind[i],
+      team: pool.team[i],
+      damage: pool.damage[i],
+      owner: pool.owner[i],
+    });
+  }
+  return out;
+}

@@ -1,0 +1,78 @@
+/** Renders the server's counters as Prometheus text and a health summary. */
+import { type GameServer, TICK_MS_BUCKETS } from "./server.ts";
+
+/** Prometheus text exposition (version 0.0.4) of everything the server counts. */
+export function renderMetrics(server: GameServer): string {
+  const c = server.counters;
+  const lines: string[] = [];
+  const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
+    for (const [labels, v] of samples) lines.push(`${name}${labels} ${v}`);
+  };
+  const byKind = { hub: 0, dungeon: 0 };
+  for (const i of server.instances.values()) byKind[i.kind]++;
+  metric("bh_instances", "gauge", "Live instances by kind.", [
+    ['{kind="hub"}', byKind.hub],
+    ['{kind="dungeon"}', byKind.dungeon],
+  ]);
+  metric("bh_players", "gauge", "Players inside instances.", [["", server.playerCount]]);
+  metric("bh_connections", "gauge", "Open connections.", [["", server.connections.size]]);
+  metric("bh_connections_opened_total", "counter", "Connections accepted.", [[
+    "",
+    c.connectionsOpened,
+  ]]);
+  metric("bh_instances_created_total", "counter", "Instances created.", [["", c.instancesCreated]]);
+  metric("bh_instances_destroyed_total", "counter", "Instances destroyed.", [[
+    "",
+    c.instancesDestroyed,
+  ]]);
+  const buckets: [string, number][] = TICK_MS_BUCKETS.map((b, i) => [
+    `_bucket{le="${b / 1000}"}`,
+    c.tickMsBuckets[i],
+  ]);
+  buckets.push(['_bucket{le="+Inf"}', c.tickMsCount]);
+  buckets.push(["_sum", c.tickMsSum / 1000], ["_count", c.tickMsCount]);
+  metric("bh_tick_duration_seconds", "histogram", "Time to step every instance once.", buckets);
+  metric("bh_ticks_late_total", "counter", "Ticks that started over one tick late.", [[
+    "",
+    server.scheduler.stats.ticksLate,
+  ]]);
+  metric("bh_ticks_dropped_total", "counter", "Ticks skipped after falling behind.", [[
+    "",
+    server.scheduler.stats.ticksDropped,
+  ]]);
+  metric("bh_bytes_in_total", "counter", "Bytes received from clients.", [["", c.bytesIn]]);
+  metric("bh_bytes_out_total", "counter", "Bytes sent to clients.", [["", c.bytesOut]]);
+  metric("bh_snapshots_skipped_total", "counter", "Snapshots skipped on a backed-up socket.", [[
+    "",
+    c.snapshotsSkipped,
+  ]]);
+  metric(
+    "bh_input_frames_total",
+    "counter",
+    "Input frames by audit verdict (all but queued are drops; replay includes redundant copies).",
+    Object.entries(c.inputVerdicts).map(([k, v]) => [`{verdict="${k}"}`, v]),
+  );
+  metric(
+    "bh_connections_closed_total",
+    "counter",
+    "Connections closed, by close code.",
+    Object.entries(c.closes).map(([k, v]) => [`{code="${k}"}`, v]),
+  );
+  return lines.join("\n") + "\n";
+}
+
+/** Liveness: healthy while the tick loop has run within the last half second. */
+export function health(server: GameServer): { ok: boolean; [k: string]: unknown } {
+  const ageMs = server.tickAgeMs();
+  return {
+    ok: server.scheduler.running && ageMs < 500,
+    tickAgeMs: Math.round(ageMs),
+    ticks: server.scheduler.stats.ticks,
+    ticksLate: server.scheduler.stats.ticksLate,
+    instances: server.instances.size,
+    players: server.playerCount,
+    connections: server.connections.size,
+    accepting: server.accepting,
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The one definition of the wire: message kinds, their fields and the protocol
+ * version, shared by server, browser and bots. Every message is a CBOR array
+ * whose first item is its kind; hot parts are hand-packed byte strings (little-endian).
+ *
+ * Client → server (nothing here can say where a ship is, what it hit, what it
+ * took or that an escape finished — see tests/net/protocol_test.ts):
+ *
+ *   Hello  [1, version:uint, name:text(≤16), resume:text?]
+ *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
+ *            frame: moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 (1/65536 turn) buttons:u8
+ *   Ping   [3, clientTimeMs:uint32]
+ *
+ * Server → client:
+ *
+ *   Welcome  [1, version:uint, playerId:u16]
+ *   Reject   [2, code:uint, reason:text]                     the socket closes after it
+ *   Enter    [3, instanceId:text, worldId:u8, tick:uint32, reason:u8, roster:[[id, name]…],
+ *             stage:u8, bullets:bytes(83·n)]                 a transfer: a server-only decision
+ *   Snapshot [4, tick:uint32, ackTick:int, stage:u8, wave:u8, players:bytes(10·n),
+ *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null]
+ *            player: id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8 (/255)
+ *            enemy:  id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
+ *   Events   [5, tick:uint32, volleys:bytes, hits:bytes(9·n), events:[[code, …fields]…]]
+ *            hit: uid:u32 target:u8 targetId:u16 damage:u16 (hundredths)
+ *            volleys: see net/volley_codec.ts
+ *   Pong     [6, clientTimeMs:uint32, tick:uint32]
+ */
+import type { InputFrame, Volley } from "../sim/mod.ts";
+
+/** Bumped on any change to the wire; a mismatched hello is rejected. */
+export const PROTOCOL_VERSION = 1;
+
+/** Kinds of client → server messages. */
+export const ClientKind = { Hello: 1, Input: 2, Ping: 3 } as const;
+export type ClientKind = (typeof ClientKind)[keyof typeof ClientKind];
+
+/** Kinds of server → client messages. */
+export const ServerKind = {
+  Welcome: 1,
+  Reject: 2,
+  Enter: 3,
+  Snapshot: 4,
+  Events: 5,
+  Pong: 6,
+} as const;
+export type ServerKind = (typeof ServerKind)[keyof typeof ServerKind];
+
+/** Why a client entered an instance. */
+export const EnterReason = { Join: 0, Portal: 1, Escape: 2, Death: 3, Cleared: 4 } as const;
+export type EnterReason = (typeof EnterReason)[keyof typeof EnterReason];
+
+/** Where a world's fight stands, on the wire. */
+export const StageCode = { hub: 0, waves: 1, boss: 2, cleared: 3 } as const;
+
+/** Player flag bits in a snapshot. */
+export const PlayerFlag = {
+  Active: 1,
+  Dead: 2,
+  Escaped: 4,
+  Invulnerable: 8,
+  Firing: 16,
+  Channelling: 32,
+} as const;
+
+/** WebSocket close codes (4000–4999 are the application's) with their meaning. */
+export const CloseCode = {
+  BadMessage: 4000,
+  VersionMismatch: 4001,
+  HandshakeTimeout: 4002,
+  RateLimited: 4003,
+  FrameTooLarge: 4004,
+  ServerFull: 4005,
+  BadName: 4006,
+  OriginRefused: 4007,
+  TooManyFromIp: 4008,
+  ServerRestarting: 4009,
+  Replaced: 4010,
+} as const;
+export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
+
+/** Codes of the small events carried in an Events message. */
+export const EventCode = {
+  BulletsCleared: 1,
+  PlayerHit: 2,
+  PlayerDied: 3,
+  PortalEntered: 4,
+  EscapeStarted: 5,
+  EscapeCancelled: 6,
+  EscapeCompleted: 7,
+  WaveStarted: 8,
+  EnemySpawned: 9,
+  EnemyKilled: 10,
+  BossSpawned: 11,
+  BossPhase: 12,
+  BossDefeated: 13,
+  PlayerJoined: 14,
+  PlayerLeft: 15,
+} as const;
+
+/** Escape cancel reasons on the wire. */
+export const EscapeCancelCode = { damage: 0, released: 1, died: 2 } as const;
+
+export interface HelloMsg {
+  readonly kind: typeof ClientKind.Hello;
+  readonly version: number;
+  readonly name: string;
+  readonly resume?: string;
+}
+export interface InputMsg {
+  readonly kind: typeof ClientKind.Input;
+  /** Consecutive frames, oldest first. */
+  readonly frames: readonly InputFrame[];
+}
+export interface PingMsg {
+  readonly kind: typeof ClientKind.Ping;
+  readonly clientTimeMs: number;
+}
+/** Everything a client can say. */
+export type ClientMessage = HelloMsg | InputMsg | PingMsg;
+
+export interface WelcomeMsg {
+  readonly kind: typeof ServerKind.Welcome;
+  readonly version: number;
+  readonly playerId: number;
+}
+export interface RejectMsg {
+  readonly kind: typeof ServerKind.Reject;
+  readonly code: number;
+  readonly reason: string;
+}
+/** The state of one bullet in flight, for a client arriving mid-fight. */
+export interface BulletState {
+  readonly uid: number;
+  readonly x: number;
+  readonly y: number;
+  readonly dirX: number;
+  readonly dirY: number;
+  readonly speed: number;
+  readonly accel: number;
+  readonly turnCos: number;
+  readonly turnSin: number;
+  readonly radius: number;
+  readonly ttl: number;
+  readonly kind: number;
+  readonly team: number;
+  readonly damage: number;
+  readonly owner: number;
+}
+export interface EnterMsg {
+  readonly kind: typeof ServerKind.Enter;
+  readonly instanceId: string;
+  readonly worldId: number;
+  readonly tick: number;
+  readonly reason: EnterReason;
+  readonly roster: readonly RosterEntry[];
+  readonly stage: number;
+  readonly bullets: readonly BulletState[];
+}
+export interface RosterEntry {
+  readonly id: number;
+  readonly name: string;
+}
+export interface PlayerSnap {
+  readonly id: number;
+  readonly x: number;
+  readonly y: number;
+  /** Aim in 1/256 turn. */
+  readonly aim: number;
+  readonly hp: number;
+  readonly flags: number;
+  /** Escape channel progress, 0–255. */
+  readonly escape: number;
+}
+export interface EnemySnap {
+  readonly id: number;
+  readonly kind: number;
+  readonly x: number;
+  readonly y: number;
+  readonly hp: number;
+}
+export interface BossSnap {
+  readonly bossId: number;
+  readonly hp: number;
+  readonly maxHp: number;
+  readonly phase: number;
+  readonly folding: boolean;
+}
+export interface SnapshotMsg {
+  readonly kind: typeof ServerKind.Snapshot;
+  readonly tick: number;
+  /** The recipient's last applied input tick, -1 before any. */
+  readonly ackTick: number;
+  readonly stage: number;
+  readonly wave: number;
+  readonly players: readonly PlayerSnap[];
+  readonly enemies: readonly EnemySnap[];
+  readonly boss: BossSnap | null;
+}
+/** A bullet that died early, and what it struck. */
+export interface HitRecord {
+  readonly uid: number;
+  readonly target: number;
+  readonly targetId: number;
+  readonly damage: number;
+}
+/** A small event: its code and integer or text fields. */
+export type NetEvent = readonly [number, ...(number | string)[]];
+export interface EventsMsg {
+  readonly kind: typeof ServerKind.Events;
+  readonly tick: number;
+  readonly volleys: readonly Volley[];
+  readonly hits: readonly HitRecord[];
+  readonly events: readonly NetEvent[];
+}
+export interface PongMsg {
+  readonly kind: typeof ServerKind.Pong;
+  readonly clientTimeMs: number;
+  readonly tick: number;
+}
+/** Everything the server can say. */
+export type ServerMessage =
+  | WelcomeMsg
+  | RejectMsg
+  | EnterMsg
+  | SnapshotMsg
+  | EventsMsg
+  | PongMsg;

@@ -1,0 +1,135 @@
+/**
+ * One fixed-step loop for every instance: each wake-up aims at the absolute time of
+ * the next tick on a monotonic clock (so late timers never accumulate into drift),
+ * catches up at most a bounded number of ticks, and drops the rest.
+ * The clock is injected; tests drive it by hand.
+ */
+import { TICK_MS } from "../sim/mod.ts";
+
+/** Monotonic time and one-shot timers. */
+export interface Clock {
+  now(): number;
+  setTimer(fn: () => void, delayMs: number): number;
+  clearTimer(id: number): void;
+}
+
+/** The real clock: performance.now() and setTimeout. */
+export const realClock: Clock = {
+  now: () => performance.now(),
+  // Deno's setTimeout returns a number; the DOM/Node typings disagree, hence the cast.
+  setTimer: (fn, delayMs) => setTimeout(fn, delayMs) as unknown as number,
+  clearTimer: (id) => clearTimeout(id),
+};
+
+/** What the loop has measured. */
+export interface SchedulerStats {
+  ticks: number;
+  /** Ticks that started more than one tick after their target time. */
+  ticksLate: number;
+  /** Ticks skipped because the loop fell too far behind. */
+  ticksDropped: number;
+}
+
+/** Wake this long before a tick's target: timers fire late, rarely early. */
+const WAKE_EARLY_MS = 1;
+
+/** Calls `step` once per tick at 60 Hz until stopped. */
+export class FixedStepScheduler {
+  readonly #clock: Clock;
+  readonly #step: (tick: number) => void;
+  readonly #maxCatchUp: number;
+  #timer: number | undefined;
+  #nextAt = 0;
+  #tick = 0;
+  readonly stats: SchedulerStats = { ticks: 0, ticksLate: 0, ticksDropped: 0 };
+
+  constructor(clock: Clock, opts: { step: (tick: number) => void; maxCatchUpTicks: number }) {
+    this.#clock = clock;
+    this.#step = opts.step;
+    this.#maxCatchUp = opts.maxCatchUpTicks;
+  }
+
+  get running(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.#nextAt = this.#clock.now() + TICK_MS;
+    this.#arm();
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) this.#clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #arm(): void {
+    const delay = Math.max(0, this.#nextAt - this.#clock.now() - WAKE_EARLY_MS);
+    this.#timer = this.#clock.setTimer(() => this.#wake(), delay);
+  }
+
+  #wake(): void {
+    let ran = 0;
+    let now = this.#clock.now();
+    while (now >= this.#nextAt - WAKE_EARLY_MS && ran < this.#maxCatchUp) {
+      if (now - this.#nextAt > TICK_MS) this.stats.ticksLate++;
+      this.#step(this.#tick++);
+      this.stats.ticks++;
+      this.#nextAt += TICK_MS;
+      ran++;
+      now = this.#clock.now();
+    }
+    if (now - this.#nextAt > TICK_MS) {
+      // Too far behind to catch up: skip ahead rather than burst.
+      const behind = Math.floor((now - this.#nextAt) / TICK_MS);
+      this.stats.ticksDropped += behind;
+      this.#nextAt += behind * TICK_MS;
+    }
+    if (this.#timer !== undefined) this.#arm();
+  }
+}
+
+/** A clock for tests: time moves only when told, timers fire in order. */
+export class ManualClock implements Clock {
+  #now = 0;
+  #nextId = 1;
+  readonly #timers = new Map<number, { at: number; fn: () => void }>();
+
+  now(): number {
+    return this.#now;
+  }
+
+  setTimer(fn: () => void, delayMs: number): number {
+    const id = this.#nextId++;
+    this.#timers.set(id, { at: this.#now + delayMs, fn });
+    return id;
+  }
+
+  clearTimer(id: number): void {
+    this.#timers.delete(id);
+  }
+
+  /** Pending timers. */
+  get pending(): number {
+    return this.#timers.size;
+  }
+
+  /** Moves time forward by `ms`, firing every timer that falls due, in order. */
+  advance(ms: number): void {
+    const end = this.#now + ms;
+    for (;;) {
+      let nextId = -1;
+      let nextAt = Infinity;
+      for (const [id, t] of this.#timers) {
+        if (t.at < nextAt) [nextId, nextAt] = [id, t.at];
+      }
+      if (nextId < 0 || nextAt > end) break;
+      const timer = this.#timers.get(nextId)!;
+      this.#timers.delete(nextId);
+      this.#now = Math.max(this.#now, timer.at);
+      timer.fn();
+    }
+    this.#now = end;
+  }
+}

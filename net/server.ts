@@ -1,0 +1,489 @@
+/**
+ * The server runtime: connections, the hub, dungeons made on demand, transfers
+ * between them, and one scheduler stepping every instance at 60 Hz. It knows
+ * transports only through net/transport.ts and the clock only through Clock.
+ */
+import { DUNGEON, HUB, WorldId } from "../content/mod.ts";
+import { LIMITS, MAX_CATCHUP_TICKS } from "../content/net_tuning.ts";
+import { InputVerdict, Rng, TICK_MS } from "../sim/mod.ts";
+import {
+  CodecError,
+  decodeClientMessage,
+  encodeServerMessage,
+  MessageDecoder,
+  MessageEncoder,
+} from "./codec.ts";
+import { Instance, type Peer, type TransferOrder } from "./instance.ts";
+import {
+  ClientKind,
+  type ClientMessage,
+  CloseCode,
+  EnterReason,
+  PROTOCOL_VERSION,
+  ServerKind,
+} from "./protocol.ts";
+import { type Clock, FixedStepScheduler } from "./scheduler.ts";
+import type { Transport } from "./transport.ts";
+
+/** Limits the server enforces per connection and in total. */
+export type ServerLimits = { -readonly [K in keyof typeof LIMITS]: number };
+
+/** A structured log line: an event name and flat fields. */
+export type Logger = (event: string, fields: Record<string, unknown>) => void;
+
+/** Counters for /metrics and /healthz. */
+export interface ServerCounters {
+  connectionsOpened: number;
+  bytesIn: number;
+  bytesOut: number;
+  messagesIn: number;
+  snapshotsSkipped: number;
+  inputVerdicts: Record<InputVerdict, number>;
+  closes: Record<string, number>;
+  instancesCreated: number;
+  instancesDestroyed: number;
+  /** Tick duration histogram: counts of ticks at or under each bound, in ms. */
+  tickMsBuckets: number[];
+  tickMsSum: number;
+  tickMsCount: number;
+  lastTickAtMs: number;
+}
+
+/** Upper bounds of the tick duration histogram, in ms. */
+export const TICK_MS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16];
+
+/** Options of a server. */
+export interface ServerOptions {
+  readonly clock: Clock;
+  readonly seed?: number;
+  readonly limits?: Partial<ServerLimits>;
+  readonly log?: Logger;
+  /** Steps instances by hand instead of on the clock (tests). */
+  readonly manualTicks?: boolean;
+}
+
+const NAME_PATTERN = /^[\p{L}\p{N} _.\-]+$/u;
+
+/** Validates a player name: trimmed, 1..max characters of letters, digits, space, _ . - */
+export function checkName(raw: string, maxLength: number): string | undefined {
+  const name = raw.trim().replace(/\s+/g, " ");
+  if (name.length < 1 || [...name].length > maxLength || !NAME_PATTERN.test(name)) return undefined;
+  return name;
+}
+
+/** A token bucket: `ratePerSec` sustained, `burst` at once. */
+class Budget {
+  #tokens: number;
+  #at: number;
+  constructor(readonly ratePerSec: number, readonly burst: number, nowMs: number) {
+    this.#tokens = burst;
+    this.#at = nowMs;
+  }
+  take(amount: number, nowMs: number): boolean {
+    this.#tokens = Math.min(
+      this.burst,
+      this.#tokens + ((nowMs - this.#at) / 1000) * this.ratePerSec,
+    );
+    this.#at = nowMs;
+    this.#tokens -= amount;
+    return this.#tokens >= 0;
+  }
+}
+
+/** One client from socket open to close. */
+export class Connection implements Peer {
+  readonly id: number;
+  readonly ip: string;
+  readonly #server: GameServer;
+  readonly #transport: Transport;
+  readonly #decoder = new MessageDecoder();
+  readonly #messages: Budget;
+  readonly #bytes: Budget;
+  #handshakeTimer: number | undefined;
+  state: "handshake" | "playing" | "closed" = "handshake";
+  playerId = 0;
+  name = "";
+  instance: Instance | undefined;
+  bytesIn = 0;
+  bytesOut = 0;
+
+  constructor(server: GameServer, opts: { id: number; ip: string; transport: Transport }) {
+    this.#server = server;
+    this.id = opts.id;
+    this.ip = opts.ip;
+    this.#transport = opts.transport;
+    const limits = server.limits;
+    const now = server.clock.now();
+    this.#messages = new Budget(
+      limits.maxMessagesPerSec,
+      limits.maxMessagesPerSec * limits.burstSeconds,
+      now,
+    );
+    this.#bytes = new Budget(
+      limits.maxBytesPerSec,
+      limits.maxBytesPerSec * limits.burstSeconds,
+      now,
+    );
+    this.#handshakeTimer = server.clock.setTimer(() => {
+      this.#handshakeTimer = undefined;
+      this.close(CloseCode.HandshakeTimeout, "no hello within the handshake timeout");
+    }, limits.handshakeTimeoutMs);
+  }
+
+  sendReliable(data: Uint8Array): void {
+    if (this.state === "closed") return;
+    this.bytesOut += data.byteLength;
+    this.#server.counters.bytesOut += data.byteLength;
+    this.#transport.sendReliable(data);
+  }
+
+  sendLatest(data: Uint8Array): boolean {
+    if (this.state === "closed") return false;
+    if (!this.#transport.sendLatest(data)) {
+      this.#server.counters.snapshotsSkipped++;
+      return false;
+    }
+    this.bytesOut += data.byteLength;
+    this.#server.counters.bytesOut += data.byteLength;
+    return true;
+  }
+
+  /** Handles one incoming frame. Never throws: bad input closes this connection only. */
+  receive(data: Uint8Array | string): void {
+    if (this.state === "closed") return;
+    const server = this.#server;
+    const size = typeof data === "string" ? data.length : data.byteLength;
+    this.bytesIn += size;
+    server.counters.bytesIn += size;
+    server.counters.messagesIn++;
+    const now = server.clock.now();
+    if (!this.#messages.take(1, now) || !this.#bytes.take(size, now)) {
+      this.close(CloseCode.RateLimited, "sending too fast");
+      return;
+    }
+    if (typeof data === "string") {
+      this.close(CloseCode.BadMessage, "text frames are not accepted");
+      return;
+    }
+    if (size > server.limits.maxClientFrameBytes) {
+      this.close(
+        CloseCode.FrameTooLarge,
+        `frame of ${size} bytes exceeds ${server.limits.maxClientFrameBytes}`,
+      );
+      return;
+    }
+    let msg: ClientMessage;
+    try {
+      msg = decodeClientMessage(this.#decoder, data);
+    } catch (err) {
+      const reason = err instanceof CodecError ? err.message : "malformed message";
+      this.close(CloseCode.BadMessage, reason);
+      return;
+    }
+    try {
+      this.#handle(msg);
+    } catch (err) {
+      // A bug must not take the process down; this client alone pays for it.
+      server.log("handler_error", { conn: this.id, error: String(err) });
+      this.close(CloseCode.BadMessage, "message could not be handled");
+    }
+  }
+
+  #handle(msg: ClientMessage): void {
+    const server = this.#server;
+    if (this.state === "handshake") {
+      if (msg.kind !== ClientKind.Hello) {
+        this.close(CloseCode.BadMessage, "expected hello first");
+        return;
+      }
+      if (msg.version !== PROTOCOL_VERSION) {
+        this.#reject(
+          CloseCode.VersionMismatch,
+          `protocol version ${msg.version} is not supported; this server speaks ${PROTOCOL_VERSION} — reload the page`,
+        );
+        return;
+      }
+      const name = checkName(msg.name, server.limits.maxNameLength);
+      if (name === undefined) {
+        this.#reject(
+          CloseCode.BadName,
+          `name must be 1–${server.limits.maxNameLength} letters, digits, spaces, _ . -`,
+        );
+        return;
+      }
+      this.#clearHandshakeTimer();
+      this.name = name;
+      server.admit(this);
+      return;
+    }
+    switch (msg.kind) {
+      case ClientKind.Hello:
+        this.close(CloseCode.BadMessage, "duplicate hello");
+        return;
+      case ClientKind.Input: {
+        const instance = this.instance;
+        if (!instance) return;
+        for (const frame of msg.frames) {
+          server.counters.inputVerdicts[instance.offerInput(this.playerId, frame)]++;
+        }
+        return;
+      }
+      case ClientKind.Ping:
+        this.sendReliable(encodeServerMessage(server.encoder, {
+          kind: ServerKind.Pong,
+          clientTimeMs: msg.clientTimeMs,
+          tick: this.instance?.world.tick ?? 0,
+        }));
+        return;
+    }
+  }
+
+  #reject(code: CloseCode, reason: string): void {
+    this.sendReliable(
+      encodeServerMessage(this.#server.encoder, { kind: ServerKind.Reject, code, reason }),
+    );
+    this.close(code, reason);
+  }
+
+  #clearHandshakeTimer(): void {
+    if (this.#handshakeTimer !== undefined) this.#server.clock.clearTimer(this.#handshakeTimer);
+    this.#handshakeTimer = undefined;
+  }
+
+  /** Closes the socket with a reason and forgets the player. Idempotent. */
+  close(code: number, reason: string): void {
+    if (this.state === "closed") return;
+    this.#transport.close(code, reason);
+    this.closed(String(code), reason);
+  }
+
+  /** The socket is gone (closed by us or by the peer): release everything. */
+  closed(code = "peer", reason = "closed by client"): void {
+    if (this.state === "closed") return;
+    this.state = "closed";
+    this.#clearHandshakeTimer();
+    this.#server.forget(this, code, reason);
+  }
+}
+
+/** The whole game server: hub, dungeons, connections and the tick loop. */
+export class GameServer {
+  readonly clock: Clock;
+  readonly limits: ServerLimits;
+  readonly encoder = new MessageEncoder();
+  readonly instances = new Map<string, Instance>();
+  readonly connections = new Set<Connection>();
+  readonly hub: Instance;
+  readonly counters: ServerCounters;
+  readonly scheduler: FixedStepScheduler;
+  readonly #rng: Rng;
+  readonly #log: Logger;
+  readonly #players = new Map<number, Connection>();
+  readonly #perIp = new Map<string, number>();
+  #nextConnId = 1;
+  #nextPlayerId = 1;
+  #nextDungeon = 1;
+  #accepting = true;
+
+  constructor(opts: ServerOptions) {
+    this.clock = opts.clock;
+    this.limits = { ...LIMITS, ...opts.limits };
+    this.#rng = new Rng(opts.seed ?? 0x5eed);
+    this.#log = opts.log ?? (() => {});
+    this.counters = {
+      connectionsOpened: 0,
+      bytesIn: 0,
+      bytesOut: 0,
+      messagesIn: 0,
+      snapshotsSkipped: 0,
+      inputVerdicts: { queued: 0, replay: 0, stale: 0, future: 0, flood: 0, invalid: 0 },
+      closes: {},
+      instancesCreated: 0,
+      instancesDestroyed: 0,
+      tickMsBuckets: TICK_MS_BUCKETS.map(() => 0),
+      tickMsSum: 0,
+      tickMsCount: 0,
+      lastTickAtMs: 0,
+    };
+    this.hub = this.#createInstance("hub");
+    this.scheduler = new FixedStepScheduler(this.clock, {
+      step: () => this.tick(),
+      maxCatchUpTicks: MAX_CATCHUP_TICKS,
+    });
+  }
+
+  log(event: string, fields: Record<string, unknown>): void {
+    this.#log(event, fields);
+  }
+
+  /** Starts the 60 Hz loop. */
+  start(): void {
+    this.scheduler.start();
+  }
+
+  /** Stops accepting and closes every client with `reason`, then stops the loop. */
+  shutdown(reason: string): void {
+    this.#accepting = false;
+    for (const c of [...this.connections]) c.close(CloseCode.ServerRestarting, reason);
+    this.scheduler.stop();
+  }
+
+  get accepting(): boolean {
+    return this.#accepting;
+  }
+
+  /** Number of connections from `ip`. */
+  connectionsFrom(ip: string): number {
+    return this.#perIp.get(ip) ?? 0;
+  }
+
+  /**
+   * Why a new connection from `ip` would be refused, or undefined to accept.
+   * Checked before the upgrade and again on open.
+   */
+  refusal(ip: string): { code: CloseCode; reason: string } | undefined {
+    if (!this.#accepting) return { code: CloseCode.ServerRestarting, reason: "server restarting" };
+    if (this.connections.size >= this.limits.maxConnections) {
+      return { code: CloseCode.ServerFull, reason: "server full, try again shortly" };
+    }
+    if (this.connectionsFrom(ip) >= this.limits.maxConnectionsPerIp) {
+      return { code: CloseCode.TooManyFromIp, reason: "too many connections from your address" };
+    }
+    return undefined;
+  }
+
+  /** Registers an open socket; the returned connection receives its frames. */
+  open(transport: Transport, ip: string): Connection {
+    const conn = new Connection(this, { id: this.#nextConnId++, ip, transport });
+    this.counters.connectionsOpened++;
+    const refused = this.refusal(ip);
+    this.connections.add(conn);
+    this.#perIp.set(ip, this.connectionsFrom(ip) + 1);
+    if (refused) {
+      conn.close(refused.code, refused.reason);
+      return conn;
+    }
+    this.log("connect", { conn: conn.id, ip });
+    return conn;
+  }
+
+  /** A connection passed the handshake: give it a player id and put it in the hub. */
+  admit(conn: Connection): void {
+    conn.playerId = this.#nextPlayerId;
+    this.#nextPlayerId = this.#nextPlayerId >= 0xffff ? 1 : this.#nextPlayerId + 1;
+    conn.state = "playing";
+    this.#players.set(conn.playerId, conn);
+    conn.sendReliable(encodeServerMessage(this.encoder, {
+      kind: ServerKind.Welcome,
+      version: PROTOCOL_VERSION,
+      playerId: conn.playerId,
+    }));
+    this.log("hello", { conn: conn.id, player: conn.playerId, name: conn.name });
+    this.#moveTo(conn, this.hub, EnterReason.Join);
+  }
+
+  /** Drops every trace of a closed connection. */
+  forget(conn: Connection, code: string, reason: string): void {
+    if (!this.connections.delete(conn)) return;
+    const left = this.connectionsFrom(conn.ip) - 1;
+    if (left > 0) this.#perIp.set(conn.ip, left);
+    else this.#perIp.delete(conn.ip);
+    this.countClose(code);
+    if (conn.playerId !== 0) this.#players.delete(conn.playerId);
+    const instance = conn.instance;
+    conn.instance = undefined;
+    if (instance) {
+      instance.leave(conn.playerId);
+      this.#destroyIfEmpty(instance);
+    }
+    this.log("disconnect", { conn: conn.id, player: conn.playerId, code, reason });
+  }
+
+  /** Counts a closed or refused connection under its close code. */
+  countClose(code: string): void {
+    this.counters.closes[code] = (this.counters.closes[code] ?? 0) + 1;
+  }
+
+  /** Runs one tick of every instance and carries out the transfers they decide. */
+  tick(): void {
+    const started = this.clock.now();
+    for (const instance of [...this.instances.values()]) {
+      for (const order of instance.step()) this.#transfer(instance, order);
+    }
+    const ms = this.clock.now() - started;
+    const c = this.counters;
+    c.tickMsSum += ms;
+    c.tickMsCount++;
+    c.lastTickAtMs = started;
+    for (let i = 0; i < TICK_MS_BUCKETS.length; i++) {
+      if (ms <= TICK_MS_BUCKETS[i]) c.tickMsBuckets[i]++;
+    }
+  }
+
+  #transfer(from: Instance, order: TransferOrder): void {
+    const conn = this.#players.get(order.playerId);
+    if (!conn || conn.instance !== from) return;
+    const target = order.to === "hub" ? this.hub : this.#dungeonWithRoom();
+    this.log("transfer", {
+      player: conn.playerId,
+      from: from.id,
+      to: target.id,
+      reason: order.reason,
+    });
+    from.leave(conn.playerId);
+    this.#destroyIfEmpty(from);
+    this.#moveTo(conn, target, order.reason);
+  }
+
+  #moveTo(conn: Connection, target: Instance, reason: EnterReason): void {
+    conn.instance = target;
+    target.join(conn, reason);
+  }
+
+  /** The newest dungeon that still takes players, or a new one. */
+  #dungeonWithRoom(): Instance {
+    let newest: Instance | undefined;
+    for (const i of this.instances.values()) {
+      if (
+        i.kind === "dungeon" && i.world.acceptsPlayers && i.size < this.limits.maxPlayersPerDungeon
+      ) {
+        newest = i;
+      }
+    }
+    return newest ?? this.#createInstance("dungeon");
+  }
+
+  #createInstance(kind: "hub" | "dungeon"): Instance {
+    const id = kind === "hub" ? "hub" : `dungeon-${this.#nextDungeon++}`;
+    const instance = new Instance(id, {
+      worldId: kind === "hub" ? WorldId.Hub : WorldId.Dungeon,
+      def: kind === "hub" ? HUB : DUNGEON,
+      seed: Math.floor(this.#rng.next() * 0xffffffff),
+      encoder: this.encoder,
+    });
+    this.instances.set(id, instance);
+    this.counters.instancesCreated++;
+    this.log("instance_create", { instance: id, kind });
+    return instance;
+  }
+
+  #destroyIfEmpty(instance: Instance): void {
+    if (instance === this.hub || instance.size > 0) return;
+    this.instances.delete(instance.id);
+    this.counters.instancesDestroyed++;
+    this.log("instance_destroy", { instance: instance.id, ticks: instance.world.tick });
+  }
+
+  /** Players inside instances. */
+  get playerCount(): number {
+    return this.#players.size;
+  }
+
+  /** Seconds since the last tick ran, for the health check. */
+  tickAgeMs(): number {
+    return this.counters.lastTickAtMs === 0 ? 0 : this.clock.now() - this.counters.lastTickAtMs;
+  }
+
+  /** Nominal tick length, for the health check. */
+  readonly tickMs = TICK_MS;
+}

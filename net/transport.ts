@@ -1,0 +1,62 @@
+/**
+ * The small interface every transport implements: ordered-reliable send,
+ * newest-wins send, close with a reason. Instances and connections speak only
+ * this, so a WebTransport path (datagrams for snapshots) can slot in beside
+ * WebSocket without touching them.
+ */
+
+/** A way to reach one client. */
+export interface Transport {
+  /** Ordered and reliable: events, handshake, transfers. */
+  sendReliable(data: Uint8Array): void;
+  /**
+   * Newest wins: returns false and sends nothing when an older message may still
+   * be waiting to go out, so a snapshot never queues behind a stale one.
+   */
+  sendLatest(data: Uint8Array): boolean;
+  /** Closes with an application close code and a human-readable reason. */
+  close(code: number, reason: string): void;
+}
+
+/** The WebSocket close reason is limited to 123 bytes of UTF-8. */
+export function clampReason(reason: string): string {
+  const enc = new TextEncoder();
+  if (enc.encode(reason).byteLength <= 123) return reason;
+  let out = reason;
+  while (enc.encode(out + "…").byteLength > 123) out = out.slice(0, -1);
+  return out + "…";
+}
+
+/** The parts of a WebSocket a transport needs (Deno's server socket and the browser's alike). */
+export interface SocketLike {
+  readonly readyState: number;
+  readonly bufferedAmount: number;
+  send(data: Uint8Array): void;
+  close(code?: number, reason?: string): void;
+}
+
+const OPEN = 1;
+
+/** Transport over one WebSocket: one ordered stream, "newest wins" emulated by skipping. */
+export class WebSocketTransport implements Transport {
+  readonly #ws: SocketLike;
+
+  constructor(ws: SocketLike) {
+    this.#ws = ws;
+  }
+
+  sendReliable(data: Uint8Array): void {
+    if (this.#ws.readyState === OPEN) this.#ws.send(data);
+  }
+
+  sendLatest(data: Uint8Array): boolean {
+    // Anything still buffered may include the previous snapshot: skip this one.
+    if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > 0) return false;
+    this.#ws.send(data);
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.#ws.readyState <= OPEN) this.#ws.close(code, clampReason(reason));
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * Hand-packed bullet spawns: the hot path of the event stream. One record per
+ * volley (emitter shot); the fields every bullet of the shot shares go once.
+ *
+ *   flags:u8   bits 0–1 layout, bit 6 explicit uid, bit 7 player team
+ *   [uid0:u32] only with bit 6; otherwise uid0 follows the previous record's last uid
+ *   layout 3 (player shot): owner:u16 x:i16 y:i16 angle:u16   spec and speed are the player's
+ *   layouts 0–2: kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16 (1/4 px/s) accel:i16 (px/s²)
+ *                turn:i16 (mrad/s) damage:u8 count:u8, then
+ *     0 fan  (one origin):  x:i16 y:i16, count × angle:u16
+ *     1 line (one heading): angle:u16, count × (x:i16 y:i16)
+ *     2 full:               count × (x:i16 y:i16 angle:u16)
+ * Positions are 1/8 px, angles 1/65536 turn: the server spawns on this grid, so a
+ * decoded volley is bit-for-bit the one the server spawned.
+ */
+import { type BulletSpec, Team, type Volley } from "../sim/mod.ts";
+import { PLAYER } from "../content/mod.ts";
+import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+
+const Layout = { Fan: 0, Line: 1, Full: 2, PlayerShot: 3 } as const;
+const EXPLICIT_UID = 0x40;
+const PLAYER_TEAM = 0x80;
+
+function exact(value: number, scale: number, what: string, range: [number, number]): number {
+  const q = Math.round(value * scale);
+  if (q / scale !== value || q < range[0] || q > range[1]) {
+    throw new CodecError(`Cannot encode ${what} ${value}: not a multiple of 1/${scale} in range`);
+  }
+  return q;
+}
+
+function allEqual(a: readonly number[]): boolean {
+  for (let i = 1; i < a.length; i++) if (a[i] !== a[0]) return false;
+  return true;
+}
+
+/** Packs a tick's volleys, oldest first. */
+export function encodeVolleys(volleys: readonly Volley[]): Uint8Array {
+  const w = new ByteWriter(64);
+  let expectedUid = -1;
+  for (const v of volleys) {
+    const n = v.angles.length;
+    const playerShot = v.team === Team.Player && n === 1 && v.spec === PLAYER.shot &&
+      v.speedPxPerS === PLAYER.shotSpeedPxPerS;
+    const fan = allEqual(v.xs) && allEqual(v.ys);
+    const layout = playerShot
+      ? Layout.PlayerShot
+      : fan
+      ? Layout.Fan
+      : allEqual(v.angles)
+      ? Layout.Line
+      : Layout.Full;
+    const explicit = v.uid0 !== expectedUid;
+    w.u8(layout | (explicit ? EXPLICIT_UID : 0) | (v.team === Team.Player ? PLAYER_TEAM : 0));
+    if (explicit) w.u32(v.uid0);
+    expectedUid = (v.uid0 + n) >>> 0;
+    if (layout === Layout.PlayerShot) {
+      w.u16(v.owner);
+      w.i16(v.xs[0]);
+      w.i16(v.ys[0]);
+      w.u16(v.angles[0]);
+      continue;
+    }
+    if (n < 1 || n > 255) throw new CodecError(`Cannot encode a volley of ${n} bullets`);
+    const s = v.spec;
+    w.u8(s.kind);
+    w.u8(exact(s.radiusPx, 4, "radius", [0, 255]));
+    w.u16(exact(s.ttlTicks, 1, "ttl", [0, 65535]));
+    w.u16(exact(v.speedPxPerS, 4, "speed", [0, 65535]));
+    w.i16(exact(s.accelPxPerS2, 1, "accel", [-32768, 32767]));
+    w.i16(exact(s.turnRadPerS, 1000, "turn", [-32768, 32767]));
+    w.u8(exact(s.damage, 1, "damage", [0, 255]));
+    w.u8(n);
+    if (layout === Layout.Fan) {
+      w.i16(v.xs[0]);
+      w.i16(v.ys[0]);
+      for (let i = 0; i < n; i++) w.u16(v.angles[i]);
+    } else if (layout === Layout.Line) {
+      w.u16(v.angles[0]);
+      for (let i = 0; i < n; i++) {
+        w.i16(v.xs[i]);
+        w.i16(v.ys[i]);
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        w.i16(v.xs[i]);
+        w.i16(v.ys[i]);
+        w.u16(v.angles[i]);
+      }
+    }
+  }
+  return w.bytes();
+}
+
+/** Unpacks what `encodeVolleys` wrote, stamping each volley with `birthTick`. */
+export function decodeVolleys(bytes: Uint8Array, birthTick: number): Volley[] {
+  const r = new ByteReader(bytes, "volleys");
+  const out: Volley[] = [];
+  let nextUid = -1;
+  while (r.remaining > 0) {
+    const flags = r.u8();
+    const layout = flags & 0x03;
+    if ((flags & 0x3c) !== 0) throw new CodecError(`Cannot decode volleys: bad flags ${flags}`);
+    let uid0 = nextUid;
+    if (flags & EXPLICIT_UID) uid0 = r.u32();
+    else if (uid0 < 0) throw new CodecError("Cannot decode volleys: first record has no uid");
+    const team = flags & PLAYER_TEAM ? Team.Player : Team.Enemy;
+    let volley: Volley;
+    if (layout === Layout.PlayerShot) {
+      const owner = r.u16();
+      const x = r.i16();
+      const y = r.i16();
+      const angle = r.u16();
+      volley = {
+        birthTick,
+        uid0,
+        team,
+        owner,
+        spec: PLAYER.shot,
+        speedPxPerS: PLAYER.shotSpeedPxPerS,
+        xs: [x],
+        ys: [y],
+        angles: [angle],
+      };
+    } else {
+      const spec: BulletSpec = {
+        kind: r.u8(),
+        radiusPx: r.u8() / 4,
+        ttlTicks: r.u16(),
+        damage: 0,
+        accelPxPerS2: 0,
+        turnRadPerS: 0,
+      };
+      const speedPxPerS = r.u16() / 4;
+      const accel = r.i16();
+      const turn = r.i16() / 1000;
+      const damage = r.u8();
+      const n = r.u8();
+      if (n === 0) throw new CodecError("Cannot decode volleys: empty volley");
+      const xs: number[] = [];
+      const ys: number[] = [];
+      const angles: number[] = [];
+      if (layout === Layout.Fan) {
+        const x = r.i16();
+        const y = r.i16();
+        for (let i = 0; i < n; i++) {
+          xs.push(x);
+          ys.push(y);
+          angles.push(r.u16());
+        }
+      } else if (layout === Layout.Line) {
+        const angle = r.u16();
+        for (let i = 0; i < n; i++) {
+          xs.push(r.i16());
+          ys.push(r.i16());
+          angles.push(angle);
+        }
+      } else {
+        for (let i = 0; i < n; i++) {
+          xs.push(r.i16());
+          ys.push(r.i16());
+          angles.push(r.u16());
+        }
+      }
+      volley = {
+        birthTick,
+        uid0,
+        team,
+        owner: -1,
+        spec: { ...spec, accelPxPerS2: accel, turnRadPerS: turn, damage },
+        speedPxPerS,
+        xs,
+        ys,
+        angles,
+      };
+    }
+    nextUid = (uid0 + volley.angles.length) >>> 0;
+    out.push(volley);
+  }
+  return out;
+}

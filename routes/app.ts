@@ -1,0 +1,109 @@
+/**
+ * The Hono app: the page and its bundle, `/ws` upgraded into a game connection,
+ * `/healthz` and `/metrics`. Thin on purpose: the game lives in net/.
+ */
+import { Hono } from "hono";
+import { getConnInfo, upgradeWebSocket } from "hono/deno";
+import type { GameServer } from "../net/server.ts";
+import { WebSocketTransport } from "../net/transport.ts";
+import { health, renderMetrics } from "../net/metrics.ts";
+import { CloseCode } from "../net/protocol.ts";
+
+/** What the app serves besides the game socket. */
+export interface AppOptions {
+  /** The client bundle (JavaScript), fetched per request so a dev rebuild shows on reload. */
+  readonly clientJs: () => Promise<string>;
+  /** Origins allowed to open /ws besides the page's own. */
+  readonly allowedOrigins?: readonly string[];
+  /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
+  readonly trustProxy?: boolean;
+}
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, maximum-scale=1, user-scalable=no">
+<title>Warden of the Fold</title>
+<style>
+html,body{margin:0;height:100%;background:#07080f;color:#e8e6f0;overflow:hidden;
+font:15px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;touch-action:none;user-select:none}
+#app{position:fixed;inset:0}
+</style>
+</head>
+<body><div id="app"></div><script type="module" src="/client.js"></script></body>
+</html>`;
+
+/** True when a WebSocket from `origin` may connect to a page served at `host`. */
+export function originAllowed(
+  origin: string | undefined,
+  opts: { host: string | undefined; allowed: readonly string[] },
+): boolean {
+  if (origin === undefined) return true; // not a browser: bots and tools
+  if (opts.allowed.includes(origin)) return true;
+  try {
+    return new URL(origin).host === opts.host;
+  } catch {
+    return false;
+  }
+}
+
+/** Builds the app around a running game server. */
+export function createApp(server: GameServer, opts: AppOptions): Hono {
+  const app = new Hono();
+  const allowed = opts.allowedOrigins ?? [];
+
+  app.get("/", (c) => c.html(PAGE));
+  app.get("/client.js", async (c) => {
+    c.header("content-type", "text/javascript; charset=utf-8");
+    c.header("cache-control", "no-cache");
+    return c.body(await opts.clientJs());
+  });
+  app.get("/healthz", (c) => {
+    const h = health(server);
+    return c.json(h, h.ok ? 200 : 503);
+  });
+  app.get("/metrics", (c) => {
+    c.header("content-type", "text/plain; version=0.0.4");
+    return c.body(renderMetrics(server));
+  });
+
+  app.get(
+    "/ws",
+    (c, next) => {
+      const origin = c.req.header("origin");
+      if (!originAllowed(origin, { host: c.req.header("host"), allowed })) {
+        server.countClose(String(CloseCode.OriginRefused));
+        return c.text("origin not allowed", 403);
+      }
+      return next();
+    },
+    upgradeWebSocket((c) => {
+      const forwarded = opts.trustProxy
+        ? c.req.header("x-forwarded-for")?.split(",")[0]?.trim()
+        : undefined;
+      const ip = forwarded || getConnInfo(c).remote.address || "unknown";
+      let conn: ReturnType<GameServer["open"]> | undefined;
+      return {
+        onOpen(_evt, ws) {
+          const raw = ws.raw as WebSocket;
+          raw.binaryType = "arraybuffer";
+          conn = server.open(new WebSocketTransport(raw), ip);
+        },
+        onMessage(evt) {
+          const data = evt.data;
+          if (typeof data === "string") conn?.receive(data);
+          else if (data instanceof ArrayBuffer) conn?.receive(new Uint8Array(data));
+          else conn?.close(CloseCode.BadMessage, "unsupported frame type");
+        },
+        onClose(evt) {
+          conn?.closed(String(evt.code), evt.reason || "closed by client");
+        },
+        onError() {
+          conn?.closed("error", "socket error");
+        },
+      };
+    }),
+  );
+  return app;
+}
