@@ -69,6 +69,7 @@ if (import.meta.main) {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
     trustProxy: config.trustProxy,
+    debugLatencyMs: config.debugLatencyMs,
   });
   server.start();
   const http = Deno.serve({

@@ -14,17 +14,8 @@ import {
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
 } from "../content/net_tuning.ts";
-import {
-  BulletPool,
-  fastForward,
-  type InputFrame,
-  movePlayer,
-  spawnVolley,
-  stepBullets,
-  TICK_MS,
-  type Volley,
-  type WorldDef,
-} from "../sim/mod.ts";
+import { BulletPool, type InputFrame, movePlayer, TICK_MS, type WorldDef } from "../sim/mod.ts";
+import { BulletReplica } from "./replica.ts";
 import {
   decodeServerMessage,
   encodeClientMessage,
@@ -33,12 +24,12 @@ import {
 } from "./codec.ts";
 import {
   type BossSnap,
-  type BulletState,
   ClientKind,
   type EnemySnap,
   type EnterMsg,
   EventCode,
   type EventsMsg,
+  type HitRecord,
   type NetEvent,
   PlayerFlag,
   type PlayerSnap,
@@ -81,6 +72,8 @@ export interface RuntimeOptions {
   readonly onEvent?: (event: NetEvent, tick: number) => void;
   /** Called when the runtime enters an instance. */
   readonly onEnter?: (enter: EnterMsg) => void;
+  /** Called for each bullet that struck something (for hit flashes). */
+  readonly onHit?: (hit: HitRecord, tick: number) => void;
 }
 
 const PING_INTERVAL_MS = 1000;
@@ -89,6 +82,7 @@ const OFFSET_WINDOW_MS = 3000;
 const MAX_TICKS_PER_UPDATE = 8;
 const RESYNC_TICKS = 12;
 const SNAPSHOT_BUFFER = 32;
+const EMPTY_POOL = new BulletPool(1);
 
 interface TimedSnapshot {
   readonly msg: SnapshotMsg;
@@ -100,6 +94,7 @@ export class ClientRuntime {
   readonly #send: (data: Uint8Array) => void;
   readonly #onEvent: RuntimeOptions["onEvent"];
   readonly #onEnter: RuntimeOptions["onEnter"];
+  readonly #onHit: RuntimeOptions["onHit"];
   readonly #encoder = new MessageEncoder();
   readonly #decoder = new MessageDecoder();
 
@@ -111,10 +106,7 @@ export class ClientRuntime {
   world: WorldDef | undefined;
   readonly roster = new Map<number, string>();
 
-  /** The bullet replica, at `replicaTick`. */
-  replica = new BulletPool();
-  replicaTick = 0;
-  #pendingVolleys: Volley[] = [];
+  #replica: BulletReplica | undefined;
 
   /** The next tick this client will predict (its frames name server ticks). */
   clientTick = 0;
@@ -149,6 +141,7 @@ export class ClientRuntime {
     this.#send = opts.send;
     this.#onEvent = opts.onEvent;
     this.#onEnter = opts.onEnter;
+    this.#onHit = opts.onHit;
   }
 
   /** Introduces the player; call once the socket is open. */
@@ -218,16 +211,14 @@ export class ClientRuntime {
     this.instanceId = msg.instanceId;
     this.roster.clear();
     for (const r of msg.roster) this.roster.set(r.id, r.name);
-    this.replica = new BulletPool();
-    for (const b of msg.bullets) addBulletState(this.replica, b);
-    this.replicaTick = msg.tick - 1;
-    this.#pendingVolleys = [];
+    // The Enter's bullets are the server's state at the end of the tick before msg.tick.
+    this.#replica = new BulletReplica(world.arena, { tick: msg.tick - 1, bullets: msg.bullets });
     this.#snapshots = [];
     this.#history = [];
     this.#predicting = false;
     this.#offsets = [{ atMs: nowMs, value: msg.tick - nowMs / TICK_MS }];
     this.clientTick = Math.ceil(this.#targetTick(nowMs));
-    this.#advanceReplicaTo(this.clientTick - 1);
+    this.#replica.advanceTo(this.clientTick - 1);
     this.#onEnter?.(msg);
   }
 
@@ -298,52 +289,18 @@ export class ClientRuntime {
   }
 
   #events(msg: EventsMsg): void {
-    for (const v of msg.volleys) {
-      if (v.birthTick <= this.replicaTick) {
-        const from = this.replica.count;
-        spawnVolley(this.replica, v);
-        if (this.world) {
-          fastForward(this.replica, this.world.arena, {
-            from,
-            ticks: this.replicaTick - v.birthTick,
-          });
-        }
-      } else {
-        this.#pendingVolleys.push(v);
-      }
-    }
+    const replica = this.#replica;
+    if (!replica) return;
+    for (const v of msg.volleys) replica.spawn(v);
     for (const h of msg.hits) {
-      const slot = this.replica.slotOf(h.uid);
-      if (slot >= 0) this.replica.remove(slot);
+      replica.hit(h);
+      this.#onHit?.(h, msg.tick);
     }
     for (const e of msg.events) {
-      if (e[0] === EventCode.BulletsCleared) {
-        this.replica.clearTeam(e[1] as number);
-        this.#pendingVolleys = this.#pendingVolleys.filter((v) => v.team !== e[1]);
-      } else if (e[0] === EventCode.PlayerJoined) {
-        this.roster.set(e[1] as number, String(e[2]));
-      } else if (e[0] === EventCode.PlayerLeft) {
-        this.roster.delete(e[1] as number);
-      }
+      if (e[0] === EventCode.BulletsCleared) replica.clearTeam(e[1] as number);
+      else if (e[0] === EventCode.PlayerJoined) this.roster.set(e[1] as number, String(e[2]));
+      else if (e[0] === EventCode.PlayerLeft) this.roster.delete(e[1] as number);
       this.#onEvent?.(e, msg.tick);
-    }
-  }
-
-  #advanceReplicaTo(tick: number): void {
-    const world = this.world;
-    if (!world) return;
-    while (this.replicaTick < tick) {
-      this.replicaTick++;
-      stepBullets(this.replica, world.arena);
-      if (this.#pendingVolleys.length > 0) {
-        const due = this.#pendingVolleys.filter((v) => v.birthTick <= this.replicaTick);
-        this.#pendingVolleys = this.#pendingVolleys.filter((v) => v.birthTick > this.replicaTick);
-        for (const v of due) {
-          const from = this.replica.count;
-          spawnVolley(this.replica, v);
-          fastForward(this.replica, world.arena, { from, ticks: this.replicaTick - v.birthTick });
-        }
-      }
     }
   }
 
@@ -375,7 +332,7 @@ export class ClientRuntime {
       this.#offset.y *= 1 - SMOOTHING_PER_TICK;
       const recent = this.#history.slice(-INPUT_FRAMES_PER_MESSAGE);
       this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames: recent }));
-      this.#advanceReplicaTo(tick);
+      this.#replica?.advanceTo(tick);
     }
     const newest = this.#snapshots[this.#snapshots.length - 1];
     this.stats.leadTicks = newest ? this.clientTick - newest.msg.tick : 0;
@@ -391,6 +348,16 @@ export class ClientRuntime {
     this.stats.bytesOutPerSec = w.bytesOut * perSec;
     this.stats.correctionsPerSec = w.corrections * perSec;
     this.#window = { startMs: nowMs, bytesIn: 0, bytesOut: 0, corrections: 0 };
+  }
+
+  /** The bullet replica, at the client's predicted tick. */
+  get replica(): BulletPool {
+    return this.#replica?.pool ?? EMPTY_POOL;
+  }
+
+  /** The tick the replica has been integrated to. */
+  get replicaTick(): number {
+    return this.#replica?.tick ?? 0;
   }
 
   /** Unacknowledged frames (oldest first). */
@@ -467,24 +434,4 @@ function spread(samples: readonly number[]): number {
   if (samples.length < 2) return 0;
   const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
   return Math.sqrt(samples.reduce((a, b) => a + (b - mean) ** 2, 0) / samples.length);
-}
-
-function addBulletState(pool: BulletPool, b: BulletState): void {
-  if (pool.count === pool.capacity) pool.grow();
-  const i = pool.count++;
-  pool.uid[i] = b.uid;
-  pool.x[i] = b.x;
-  pool.y[i] = b.y;
-  pool.dirX[i] = b.dirX;
-  pool.dirY[i] = b.dirY;
-  pool.speed[i] = b.speed;
-  pool.accel[i] = b.accel;
-  pool.turnCos[i] = b.turnCos;
-  pool.turnSin[i] = b.turnSin;
-  pool.radius[i] = b.radius;
-  pool.ttl[i] = b.ttl;
-  pool.kind[i] = b.kind;
-  pool.team[i] = b.team;
-  pool.damage[i] = b.damage;
-  pool.owner[i] = b.owner;
 }

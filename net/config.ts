@@ -15,6 +15,8 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly dev: boolean;
   readonly shutdownGraceMs: number;
+  /** Artificial delay on every message to clients (DEBUG_LATENCY_MS), to try high ping. */
+  readonly debugLatencyMs: number;
   readonly limits: Partial<ServerLimits>;
 }
 
@@ -66,6 +68,7 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     logLevel: logLevel as Config["logLevel"],
     dev: args.includes("--dev") || env.DEV === "1",
     shutdownGraceMs: intVar(env, "SHUTDOWN_GRACE_MS", 3000, 0, 60000),
+    debugLatencyMs: intVar(env, "DEBUG_LATENCY_MS", 0, 0, 2000),
     limits: {
       maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),
       maxConnectionsPerIp: intVar(

@@ -60,3 +60,41 @@ export class WebSocketTransport implements Transport {
     if (this.#ws.readyState <= OPEN) this.#ws.close(code, clampReason(reason));
   }
 }
+
+/**
+ * Delays everything a transport sends by a fixed time, keeping order: an
+ * artificial link for trying the game (and testing prediction) at high ping.
+ */
+export class DelayedTransport implements Transport {
+  readonly #inner: Transport;
+  readonly #delayMs: number;
+  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+
+  constructor(inner: Transport, delayMs: number) {
+    this.#inner = inner;
+    this.#delayMs = delayMs;
+  }
+
+  #later(fn: () => void): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, this.#delayMs);
+    this.#timers.add(t);
+  }
+
+  sendReliable(data: Uint8Array): void {
+    this.#later(() => this.#inner.sendReliable(data));
+  }
+
+  sendLatest(data: Uint8Array): boolean {
+    this.#later(() => this.#inner.sendLatest(data));
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    this.#inner.close(code, reason);
+  }
+}

@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import { getConnInfo, upgradeWebSocket } from "hono/deno";
 import type { GameServer } from "../net/server.ts";
-import { WebSocketTransport } from "../net/transport.ts";
+import { DelayedTransport, type Transport, WebSocketTransport } from "../net/transport.ts";
 import { health, renderMetrics } from "../net/metrics.ts";
 import { CloseCode } from "../net/protocol.ts";
 
@@ -17,6 +17,8 @@ export interface AppOptions {
   readonly allowedOrigins?: readonly string[];
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   readonly trustProxy?: boolean;
+  /** Artificial delay on everything sent to clients, for trying high ping (0 = off). */
+  readonly debugLatencyMs?: number;
 }
 
 const PAGE = `<!doctype html>
@@ -88,7 +90,9 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
         onOpen(_evt, ws) {
           const raw = ws.raw as WebSocket;
           raw.binaryType = "arraybuffer";
-          conn = server.open(new WebSocketTransport(raw), ip);
+          let transport: Transport = new WebSocketTransport(raw);
+          if (opts.debugLatencyMs) transport = new DelayedTransport(transport, opts.debugLatencyMs);
+          conn = server.open(transport, ip);
         },
         onMessage(evt) {
           const data = evt.data;
