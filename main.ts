@@ -87,6 +87,9 @@ if (import.meta.main) {
     log("shutdown", { signal });
     server.shutdown("server restarting");
     const deadline = setTimeout(() => Deno.exit(0), config.shutdownGraceMs);
+    // Give the close frames a moment on the wire: http.shutdown() aborts upgraded sockets,
+    // and clients should read "server restarting", not a bare 1001.
+    await new Promise((r) => setTimeout(r, Math.min(300, config.shutdownGraceMs)));
     await http.shutdown();
     clearTimeout(deadline);
     Deno.exit(0);

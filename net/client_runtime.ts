@@ -136,6 +136,10 @@ export class ClientRuntime {
   #lastSnapshotMs = 0;
   bytesInTotal = 0;
   bytesOutTotal = 0;
+  /** Bytes of Events messages: the bullet and event stream. */
+  eventBytesTotal = 0;
+  bulletsSpawnedTotal = 0;
+  bulletHitsTotal = 0;
 
   constructor(opts: RuntimeOptions) {
     this.#send = opts.send;
@@ -184,6 +188,7 @@ export class ClientRuntime {
         this.#snapshot(msg, nowMs);
         return;
       case ServerKind.Events:
+        this.eventBytesTotal += data.byteLength;
         this.#events(msg);
         return;
       case ServerKind.Pong: {
@@ -291,7 +296,11 @@ export class ClientRuntime {
   #events(msg: EventsMsg): void {
     const replica = this.#replica;
     if (!replica) return;
-    for (const v of msg.volleys) replica.spawn(v);
+    for (const v of msg.volleys) {
+      replica.spawn(v);
+      this.bulletsSpawnedTotal += v.angles.length;
+    }
+    this.bulletHitsTotal += msg.hits.length;
     for (const h of msg.hits) {
       replica.hit(h);
       this.#onHit?.(h, msg.tick);

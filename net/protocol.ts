@@ -13,18 +13,18 @@
  *
  * Server → client:
  *
- *   Welcome  [1, version:uint, playerId:u16]
- *   Reject   [2, code:uint, reason:text]                     the socket closes after it
- *   Enter    [3, instanceId:text, worldId:u8, tick:uint32, reason:u8, roster:[[id, name]…],
+ *   Welcome  [11, version:uint, playerId:u16]
+ *   Reject   [12, code:uint, reason:text]                     the socket closes after it
+ *   Enter    [13, instanceId:text, worldId:u8, tick:uint32, reason:u8, roster:[[id, name]…],
  *             stage:u8, bullets:bytes(83·n)]                 a transfer: a server-only decision
- *   Snapshot [4, tick:uint32, ackTick:int, stage:u8, wave:u8, players:bytes(10·n),
+ *   Snapshot [14, tick:uint32, ackTick:int, stage:u8, wave:u8, players:bytes(10·n),
  *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null]
  *            player: id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8 (/255)
  *            enemy:  id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
- *   Events   [5, tick:uint32, volleys:bytes, hits:bytes(9·n), events:[[code, …fields]…]]
+ *   Events   [15, tick:uint32, volleys:bytes, hits:bytes(9·n), events:[[code, …fields]…]]
  *            hit: uid:u32 target:u8 targetId:u16 damage:u16 (hundredths)
  *            volleys: see net/volley_codec.ts
- *   Pong     [6, clientTimeMs:uint32, tick:uint32]
+ *   Pong     [16, clientTimeMs:uint32, tick:uint32]
  */
 import type { InputFrame, Volley } from "../sim/mod.ts";
 
@@ -35,14 +35,17 @@ export const PROTOCOL_VERSION = 1;
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3 } as const;
 export type ClientKind = (typeof ClientKind)[keyof typeof ClientKind];
 
-/** Kinds of server → client messages. */
+/**
+ * Kinds of server → client messages. They share no number with a client kind, so
+ * a server decision can never be mistaken for (or encoded as) something a client says.
+ */
 export const ServerKind = {
-  Welcome: 1,
-  Reject: 2,
-  Enter: 3,
-  Snapshot: 4,
-  Events: 5,
-  Pong: 6,
+  Welcome: 11,
+  Reject: 12,
+  Enter: 13,
+  Snapshot: 14,
+  Events: 15,
+  Pong: 16,
 } as const;
 export type ServerKind = (typeof ServerKind)[keyof typeof ServerKind];
 

@@ -1,0 +1,371 @@
+/**
+ * The page's controller: owns the connection (a ClientRuntime on a WebSocket),
+ * the two loops that drive it, the renderer and the HUD state, and turns server
+ * events into banners and toasts. Screens read its signals; nothing else talks
+ * to the network.
+ */
+import { signal } from "@preact/signals";
+import { BOSSES } from "../content/mod.ts";
+import type { ClientRuntime } from "../net/client_runtime.ts";
+import {
+  EnterReason,
+  EscapeCancelCode,
+  EventCode,
+  type EnterMsg,
+  type HitRecord,
+  type NetEvent,
+} from "../net/protocol.ts";
+import { connectClient, type WsClient } from "../net/ws_client.ts";
+import { HitTarget } from "../sim/mod.ts";
+import { BenchScene } from "./bench.ts";
+import { FLASH_MS } from "./draw_world.ts";
+import { HudState } from "./hud_state.ts";
+import { InputController } from "./input.ts";
+import { Renderer } from "./renderer.ts";
+import { type HitFlash, sceneFromRuntime } from "./scene.ts";
+
+/** Which screen the page shows. */
+export type Screen = "connect" | "connecting" | "playing" | "disconnected";
+
+/** Where the chosen name is remembered. */
+const NAME_KEY = "warden.name";
+/** Ticks keep flowing from a timer too: rAF stops in background tabs and stalls on slow frames. */
+const TICK_INTERVAL_MS = 8;
+const NETGRAPH_PERIOD_MS = 250;
+
+const CANCEL_TEXT: Record<number, string> = {
+  [EscapeCancelCode.damage]: "Escape cancelled — you took damage",
+  [EscapeCancelCode.released]: "Escape cancelled — key released",
+  [EscapeCancelCode.died]: "Escape cancelled — you died",
+};
+
+/** Options of the game controller. */
+export interface GameOptions {
+  /** The game socket's URL (ws: or wss:). */
+  readonly url: string;
+  /** Where to remember the player's name; absent in private modes that refuse storage. */
+  readonly storage?: Storage;
+}
+
+/** The whole client behind the screens. */
+export class Game {
+  readonly screen = signal<Screen>("connect");
+  /** Why the last attempt failed or the connection ended. */
+  readonly error = signal("");
+  readonly name = signal("");
+  /** Show the thumbsticks (set on the first touch). */
+  readonly touch = signal(false);
+  readonly hud = new HudState();
+  readonly input: InputController;
+  readonly #url: string;
+  readonly #storage: Storage | undefined;
+  #client: WsClient | undefined;
+  #renderer: Renderer | undefined;
+  #bench: BenchScene | undefined;
+  #raf = 0;
+  #interval: ReturnType<typeof setInterval> | undefined;
+  #flashes: HitFlash[] = [];
+  #fps = { frames: 0, sinceMs: 0, value: 0 };
+  #lastNetgraphMs = 0;
+
+  constructor(opts: GameOptions) {
+    this.#url = opts.url;
+    this.#storage = opts.storage;
+    this.name.value = safeGet(this.#storage, NAME_KEY) ?? "";
+    this.input = new InputController({
+      onToggleNetgraph: () => this.hud.netgraphOn.value = !this.hud.netgraphOn.value,
+    });
+    this.input.attach();
+    const coarse = globalThis.matchMedia?.("(pointer: coarse)").matches ?? false;
+    this.touch.value = coarse;
+    if (!coarse) {
+      globalThis.addEventListener("touchstart", () => this.touch.value = true, {
+        once: true,
+        passive: true,
+      });
+    }
+  }
+
+  /** The live runtime (undefined before the first connect and in bench mode). */
+  get runtime(): ClientRuntime | undefined {
+    return this.#client?.runtime;
+  }
+
+  /** The renderer, once the canvas is mounted. */
+  get renderer(): Renderer | undefined {
+    return this.#renderer;
+  }
+
+  /** Gives the game its canvas (the play view mounts it once). */
+  attachCanvas(canvas: HTMLCanvasElement): void {
+    this.#renderer = new Renderer(canvas);
+  }
+
+  /** Connects as `name` (remembered for next time). */
+  play(name: string): void {
+    const trimmed = name.trim();
+    if (!trimmed) {
+      this.error.value = "Pick a name first.";
+      return;
+    }
+    this.name.value = trimmed;
+    safeSet(this.#storage, NAME_KEY, trimmed);
+    this.#connect();
+  }
+
+  /** Connects again with the same name after a disconnect. */
+  reconnect(): void {
+    this.#connect();
+  }
+
+  /** Runs the renderer on a synthetic scene of `bullets` bullets, with no server. */
+  startBench(bullets: number, opts: { flush: boolean }): void {
+    this.#bench = new BenchScene(bullets);
+    this.screen.value = "playing";
+    if (this.#renderer) this.#renderer.flushForTiming = opts.flush;
+    this.hud.netgraphOn.value = true;
+    this.#startLoops();
+  }
+
+  /** Stops every loop, listener and socket (tests and hot reload). */
+  dispose(): void {
+    this.#stopLoops();
+    this.input.detach();
+    this.#client?.socket.close(1000, "page closed");
+  }
+
+  #connect(): void {
+    this.#stopLoops();
+    this.#client?.socket.close(1000, "reconnecting");
+    this.error.value = "";
+    this.screen.value = "connecting";
+    this.hud.reset();
+    this.#flashes = [];
+    const client = connectClient(this.#url, {
+      name: this.name.value,
+      now: () => performance.now(),
+      onEvent: (e) => this.#onEvent(e),
+      onEnter: (e) => this.#onEnter(e),
+      onHit: (h) => this.#onHit(h),
+    });
+    this.#client = client;
+    client.closed.then(() => {
+      if (this.#client !== client) return; // an older socket, already replaced
+      this.#stopLoops();
+      const rt = client.runtime;
+      const everPlayed = this.screen.value === "playing" || this.screen.value === "disconnected";
+      if (rt.phase === "rejected" || !everPlayed) {
+        this.screen.value = "connect";
+        this.error.value = rt.closeReason.startsWith("connection closed")
+          ? `Could not reach the server (${rt.closeReason}).`
+          : rt.closeReason;
+      } else {
+        this.screen.value = "disconnected";
+        this.error.value = rt.closeReason;
+      }
+    });
+    this.#startLoops();
+  }
+
+  #startLoops(): void {
+    this.#stopLoops();
+    this.#raf = requestAnimationFrame(this.#frame);
+    this.#interval = setInterval(this.#tick, TICK_INTERVAL_MS);
+  }
+
+  #stopLoops(): void {
+    cancelAnimationFrame(this.#raf);
+    clearInterval(this.#interval);
+    this.#interval = undefined;
+  }
+
+  readonly #sample = () => this.input.sample(this.#renderer?.lastSelfScreen);
+
+  readonly #tick = () => {
+    this.#client?.runtime.update(performance.now(), this.#sample);
+  };
+
+  readonly #frame = () => {
+    this.#raf = requestAnimationFrame(this.#frame);
+    const now = performance.now();
+    this.#countFrame(now);
+    if (this.#bench) {
+      this.#renderer?.draw(this.#bench.next(now));
+      this.#updateNetgraph(now);
+      return;
+    }
+    const rt = this.#client?.runtime;
+    if (!rt) return;
+    rt.update(now, this.#sample);
+    if (rt.phase === "playing" && rt.world && this.screen.value === "connecting") {
+      this.screen.value = "playing";
+    }
+    if (this.#flashes.length > 0 && now - this.#flashes[0].atMs > FLASH_MS) {
+      this.#flashes = this.#flashes.filter((f) => now - f.atMs <= FLASH_MS);
+    }
+    const scene = sceneFromRuntime(rt, {
+      nowMs: now,
+      aimUnits: this.input.lastAimUnits,
+      flashes: this.#flashes,
+    });
+    if (scene) this.#renderer?.draw(scene);
+    this.hud.update(rt, now);
+    this.#updateNetgraph(now);
+  };
+
+  #countFrame(now: number): void {
+    const f = this.#fps;
+    f.frames++;
+    if (now - f.sinceMs >= 500) {
+      f.value = (f.frames * 1000) / (now - f.sinceMs);
+      f.frames = 0;
+      f.sinceMs = now;
+    }
+  }
+
+  #updateNetgraph(now: number): void {
+    if (!this.hud.netgraphOn.value || now - this.#lastNetgraphMs < NETGRAPH_PERIOD_MS) return;
+    this.#lastNetgraphMs = now;
+    const rt = this.#client?.runtime;
+    const s = rt?.stats;
+    const times = this.#renderer?.drawTimes(120) ?? [];
+    this.hud.net.value = {
+      rttMs: s?.rttMs ?? 0,
+      inKBps: (s?.bytesInPerSec ?? 0) / 1024,
+      outKBps: (s?.bytesOutPerSec ?? 0) / 1024,
+      snapshotAgeMs: s?.snapshotAgeMs ?? 0,
+      correctionsPerSec: s?.correctionsPerSec ?? 0,
+      bullets: this.#bench ? (this.#renderer?.bulletsDrawn ?? 0) : (rt?.replica.count ?? 0),
+      fps: this.#fps.value,
+      leadTicks: s?.leadTicks ?? 0,
+      drawP95Ms: percentile(times, 0.95),
+    };
+  }
+
+  #isSelf(id: unknown): boolean {
+    return id === this.#client?.runtime.playerId;
+  }
+
+  #nameOf(id: unknown): string {
+    // The runtime forgets a leaver before telling us; last frame's roster still knows the name.
+    return this.#client?.runtime.roster.get(id as number) ??
+      this.hud.roster.value.find((l) => l.id === id)?.name ?? "A player";
+  }
+
+  #onEnter(e: EnterMsg): void {
+    const now = performance.now();
+    this.hud.reset();
+    this.#flashes = [];
+    const toast = (text: string, tone: "info" | "good" = "info") =>
+      this.hud.toast(text, { nowMs: now, tone, forMs: 3500 });
+    switch (e.reason) {
+      case EnterReason.Portal:
+        toast("The Fold — clear the waves, then face the Warden");
+        break;
+      case EnterReason.Escape:
+        toast("Escape complete — you are back in the hub", "good");
+        break;
+      case EnterReason.Death:
+        toast("Back in the hub. Try again?");
+        break;
+      case EnterReason.Cleared:
+        toast("Dungeon cleared — welcome back, hero", "good");
+        break;
+    }
+  }
+
+  #onHit(h: HitRecord): void {
+    this.#flashes.push({ target: h.target, targetId: h.targetId, atMs: performance.now() });
+    if (h.target === HitTarget.Player && this.#isSelf(h.targetId)) {
+      this.hud.hurtAtMs.value = performance.now();
+    }
+  }
+
+  #onEvent(e: NetEvent): void {
+    const now = performance.now();
+    const hud = this.hud;
+    const [code, a, b] = e;
+    switch (code) {
+      case EventCode.PlayerHit:
+        if (this.#isSelf(a)) hud.hurtAtMs.value = now;
+        break;
+      case EventCode.PlayerDied:
+        if (this.#isSelf(a)) {
+          hud.banner.value = {
+            kind: "death",
+            title: "You fell — returning to the hub",
+            sub: "The Fold keeps what it takes. Your crew fights on.",
+          };
+        } else {
+          hud.toast(`${this.#nameOf(a)} fell`, { nowMs: now, tone: "warn" });
+        }
+        break;
+      case EventCode.EscapeCancelled:
+        if (this.#isSelf(a)) {
+          hud.escapeNote.value = {
+            text: CANCEL_TEXT[b as number] ?? "Escape cancelled",
+            untilMs: now + 2200,
+          };
+        }
+        break;
+      case EventCode.EscapeCompleted:
+        if (!this.#isSelf(a)) hud.toast(`${this.#nameOf(a)} escaped`, { nowMs: now });
+        break;
+      case EventCode.WaveStarted:
+        hud.toast(`Wave ${(a as number) + 1}`, { nowMs: now });
+        break;
+      case EventCode.BossSpawned:
+        hud.toast(`${BOSSES[a as number]?.name ?? "The boss"} awakens`, {
+          nowMs: now,
+          tone: "warn",
+          forMs: 3500,
+        });
+        break;
+      case EventCode.BossPhase: {
+        const boss = this.#client?.runtime.boss();
+        const phase = boss ? BOSSES[boss.bossId]?.phases[a as number] : undefined;
+        hud.toast(`Phase ${(a as number) + 1}${phase ? ` — ${phase.name}` : ""}`, {
+          nowMs: now,
+          tone: "warn",
+        });
+        break;
+      }
+      case EventCode.BossDefeated:
+        hud.banner.value = {
+          kind: "cleared",
+          title: "Dungeon cleared!",
+          sub: "The Warden of the Fold is undone. Returning to the hub…",
+        };
+        break;
+      case EventCode.PlayerJoined:
+        if (!this.#isSelf(a)) hud.toast(`${String(b)} joined`, { nowMs: now });
+        break;
+      case EventCode.PlayerLeft:
+        if (!this.#isSelf(a)) hud.toast(`${this.#nameOf(a)} left`, { nowMs: now });
+        break;
+    }
+  }
+}
+
+/** The `q` quantile of `values` (0 for none). */
+export function percentile(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+function safeGet(storage: Storage | undefined, key: string): string | undefined {
+  try {
+    return storage?.getItem(key) ?? undefined;
+  } catch {
+    return undefined; // storage disabled: the name is simply not remembered
+  }
+}
+
+function safeSet(storage: Storage | undefined, key: string, value: string): void {
+  try {
+    storage?.setItem(key, value);
+  } catch {
+    // storage disabled or full: remembering the name is a nicety
+  }
+}

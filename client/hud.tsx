@@ -1,0 +1,224 @@
+/**
+ * The heads-up display over the canvas: HP, boss bar, escape channel, players,
+ * wave/stage, banners, toasts, hub controls help and the netgraph. Reads
+ * HudState signals only; `data-testid`s are what the browser test asserts on.
+ */
+import { PHASE_COLORS } from "./draw_world.ts";
+import type { Game } from "./game.ts";
+import type { HudState } from "./hud_state.ts";
+
+/** Everything drawn over the play view. */
+export function Hud({ game }: { game: Game }) {
+  const hud = game.hud;
+  return (
+    <div class="hud">
+      <div class="hud-tl">
+        <StagePanel hud={hud} />
+        {hud.netgraphOn.value && <Netgraph hud={hud} />}
+      </div>
+      <div class="hud-top">
+        <BossBar hud={hud} />
+        <Toasts hud={hud} />
+      </div>
+      <Roster hud={hud} />
+      <HpPips hud={hud} />
+      <EscapeBar hud={hud} />
+      {hud.worldKind.value === "hub" && <ControlsHelp touch={game.touch.value} />}
+      <BannerView hud={hud} />
+      <HurtFlash hud={hud} />
+    </div>
+  );
+}
+
+function StagePanel({ hud }: { hud: HudState }) {
+  const wave = hud.wave.value;
+  if (!hud.worldName.value) return null;
+  return (
+    <div class="panel stage" data-testid="stage">
+      <div class="world-name">{hud.worldName.value}</div>
+      <div class="stage-label">{hud.stage.value}</div>
+      {wave && (
+        <div class="wave" data-testid="wave-hp" data-hp={wave.hp} data-foes={wave.foes}>
+          <div class="wave-text">
+            {wave.foes} {wave.foes === 1 ? "foe" : "foes"} · {wave.hp} / {wave.maxHp} HP
+          </div>
+          <div class="bar thin">
+            <div class="fill foe" style={{ width: `${(100 * wave.hp) / wave.maxHp}%` }} />
+          </div>
+        </div>
+      )}
+    </div>
+  );
+}
+
+function BossBar({ hud }: { hud: HudState }) {
+  const b = hud.boss.value;
+  if (!b) return null;
+  const color = PHASE_COLORS[b.phase % PHASE_COLORS.length];
+  const frac = b.maxHp > 0 ? Math.max(0, b.hp / b.maxHp) : 0;
+  return (
+    <div class={`panel boss${b.folding ? " folding" : ""}`} data-testid="boss">
+      <div class="boss-head">
+        <span class="boss-name">{b.name}</span>
+        <span class="boss-phase" style={{ color }}>
+          {b.phase + 1}. {b.phaseName}
+          {b.folding ? " — folding" : ""}
+        </span>
+      </div>
+      <div class="bar boss-bar">
+        <div class="fill" style={{ width: `${frac * 100}%`, background: color }} />
+        {b.markers.map((m) => <div key={m} class="marker" style={{ left: `${m * 100}%` }} />)}
+      </div>
+      <div class="boss-hp">{b.hp} / {b.maxHp}</div>
+    </div>
+  );
+}
+
+function Toasts({ hud }: { hud: HudState }) {
+  return (
+    <div class="toasts" aria-live="polite">
+      {hud.toasts.value.map((t) => <div key={t.id} class={`toast ${t.tone}`}>{t.text}</div>)}
+    </div>
+  );
+}
+
+function Roster({ hud }: { hud: HudState }) {
+  const lines = hud.roster.value;
+  if (lines.length === 0) return null;
+  return (
+    <div class="panel roster" data-testid="roster">
+      <div class="panel-title">Players here ({lines.length})</div>
+      <ul>
+        {lines.map((l) => (
+          <li
+            key={l.id}
+            class={`${l.self ? "self " : ""}${l.status}`}
+            data-name={l.name}
+          >
+            <span class="pname">{l.name}{l.self ? " (you)" : ""}</span>
+            <span class="pstate">
+              {l.status === "dead" ? "down" : l.status === "escaped" ? "escaped" : `${l.hp} HP`}
+            </span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+function HpPips({ hud }: { hud: HudState }) {
+  const max = hud.maxHp.value;
+  if (max === 0) return null;
+  const hp = hud.hp.value;
+  return (
+    <div class="panel hp" data-testid="hp" data-hp={hp}>
+      <span class="hp-label">HP</span>
+      {Array.from({ length: max }, (_, i) => <span key={i} class={i < hp ? "pip on" : "pip"} />)}
+    </div>
+  );
+}
+
+function EscapeBar({ hud }: { hud: HudState }) {
+  if (hud.worldKind.value !== "dungeon") return null;
+  const note = hud.escapeNote.value;
+  if (hud.channelling.value) {
+    return (
+      <div class="panel escape" data-testid="escape">
+        <div class="escape-text">Escaping… keep holding Q</div>
+        <div class="bar">
+          <div class="fill esc" style={{ width: `${hud.escape.value * 100}%` }} />
+        </div>
+      </div>
+    );
+  }
+  if (note) {
+    return (
+      <div class="panel escape cancelled" data-testid="escape-cancelled">
+        {note.text}
+      </div>
+    );
+  }
+  if (hud.selfStatus.value !== "active") return null;
+  return <div class="escape-hint">Hold Q to escape to the hub (3 s, damage cancels)</div>;
+}
+
+function ControlsHelp({ touch }: { touch: boolean }) {
+  return (
+    <div class="panel help" data-testid="help">
+      <div class="panel-title">Controls</div>
+      {touch
+        ? (
+          <dl>
+            <dt>Left thumb</dt>
+            <dd>move</dd>
+            <dt>Right thumb</dt>
+            <dd>aim and fire</dd>
+            <dt>Escape</dt>
+            <dd>hold the button</dd>
+          </dl>
+        )
+        : (
+          <dl>
+            <dt>WASD / arrows</dt>
+            <dd>move</dd>
+            <dt>Mouse</dt>
+            <dd>aim</dd>
+            <dt>Left button / Space</dt>
+            <dd>hold to fire</dd>
+            <dt>Q</dt>
+            <dd>hold to escape a dungeon</dd>
+            <dt>E</dt>
+            <dd>interact</dd>
+            <dt>F3 or `</dt>
+            <dd>netgraph</dd>
+            <dt>Gamepad</dt>
+            <dd>sticks move / aim+fire, B escape</dd>
+          </dl>
+        )}
+      <div class="help-foot">Walk into the portal to enter the Fold.</div>
+    </div>
+  );
+}
+
+function BannerView({ hud }: { hud: HudState }) {
+  const b = hud.banner.value;
+  if (!b) return null;
+  return (
+    <div class={`banner ${b.kind}`} data-testid="banner" role="status">
+      <div class="banner-title">{b.title}</div>
+      <div class="banner-sub">{b.sub}</div>
+    </div>
+  );
+}
+
+function HurtFlash({ hud }: { hud: HudState }) {
+  const at = hud.hurtAtMs.value;
+  // A new key restarts the CSS animation on every hit.
+  return at > 0 ? <div key={at} class="hurt" /> : null;
+}
+
+function Netgraph({ hud }: { hud: HudState }) {
+  const n = hud.net.value;
+  if (!n) return <div class="panel netgraph">netgraph…</div>;
+  const rows: [string, string][] = [
+    ["RTT", `${n.rttMs.toFixed(0)} ms`],
+    ["in", `${n.inKBps.toFixed(1)} KB/s`],
+    ["out", `${n.outKBps.toFixed(1)} KB/s`],
+    ["snap age", `${n.snapshotAgeMs.toFixed(0)} ms`],
+    ["corr/s", n.correctionsPerSec.toFixed(1)],
+    ["bullets", String(n.bullets)],
+    ["FPS", n.fps.toFixed(0)],
+    ["lead", `${n.leadTicks} ticks`],
+    ["draw p95", `${n.drawP95Ms.toFixed(2)} ms`],
+  ];
+  return (
+    <div class="panel netgraph" data-testid="netgraph">
+      {rows.map(([k, v]) => (
+        <div key={k} class="ng-row">
+          <span>{k}</span>
+          <span>{v}</span>
+        </div>
+      ))}
+    </div>
+  );
+}

@@ -1,0 +1,121 @@
+/**
+ * The canvas renderer: one full-window canvas at devicePixelRatio, a camera on the
+ * local ship, and a draw of the whole scene per animation frame. Times every draw
+ * so the netgraph and tools/render_bench.ts can report it.
+ */
+import { PlayerFlag } from "../net/protocol.ts";
+import { BulletLayer } from "./bullet_layer.ts";
+import { Camera } from "./camera.ts";
+import {
+  drawArena,
+  drawBoss,
+  drawEnemy,
+  drawFlashes,
+  drawHitbox,
+  drawNameTags,
+  drawPortal,
+  drawShip,
+} from "./draw_world.ts";
+import type { Scene } from "./scene.ts";
+
+const TIMING_SAMPLES = 2048;
+
+/** Draws scenes on one canvas. */
+export class Renderer {
+  readonly camera = new Camera();
+  readonly #canvas: HTMLCanvasElement;
+  readonly #ctx: CanvasRenderingContext2D;
+  readonly #bullets = new BulletLayer();
+  #dpr = 0;
+  #cssW = 0;
+  #cssH = 0;
+  readonly #drawMs = new Float64Array(TIMING_SAMPLES);
+  #draws = 0;
+  /**
+   * Read one pixel back after each draw, forcing the rasteriser to finish inside the
+   * timed region (the bench's honest mode; normal play leaves it off).
+   */
+  flushForTiming = false;
+  /** Where the own ship was drawn last, in CSS pixels (undefined when not in a world). */
+  lastSelfScreen: { x: number; y: number } | undefined;
+
+  constructor(canvas: HTMLCanvasElement) {
+    this.#canvas = canvas;
+    const ctx = canvas.getContext("2d", { alpha: false });
+    if (!ctx) throw new Error("Cannot draw: this browser has no 2D canvas");
+    this.#ctx = ctx;
+  }
+
+  /** Bullets drawn in the last frame (after culling). */
+  get bulletsDrawn(): number {
+    return this.#bullets.drawn;
+  }
+
+  /** The last `n` draw durations in ms, oldest first. */
+  drawTimes(n = TIMING_SAMPLES): number[] {
+    const count = Math.min(n, this.#draws, TIMING_SAMPLES);
+    const out: number[] = [];
+    for (let k = this.#draws - count; k < this.#draws; k++) {
+      out.push(this.#drawMs[k % TIMING_SAMPLES]);
+    }
+    return out;
+  }
+
+  /** Draws one frame and records how long it took. */
+  draw(scene: Scene): void {
+    const t0 = performance.now();
+    this.#fit();
+    this.#drawScene(scene);
+    if (this.flushForTiming) this.#ctx.getImageData(0, 0, 1, 1);
+    this.#drawMs[this.#draws % TIMING_SAMPLES] = performance.now() - t0;
+    this.#draws++;
+  }
+
+  /** Keeps the backing store at window size × devicePixelRatio. */
+  #fit(): void {
+    const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
+    const w = this.#canvas.clientWidth || globalThis.innerWidth;
+    const h = this.#canvas.clientHeight || globalThis.innerHeight;
+    if (dpr === this.#dpr && w === this.#cssW && h === this.#cssH) return;
+    this.#dpr = dpr;
+    this.#cssW = w;
+    this.#cssH = h;
+    this.#canvas.width = Math.round(w * dpr);
+    this.#canvas.height = Math.round(h * dpr);
+  }
+
+  #drawScene(scene: Scene): void {
+    const ctx = this.#ctx;
+    const dpr = this.#dpr;
+    const cam = this.camera;
+    const { world, self, nowMs } = scene;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.fillStyle = "#05060d";
+    ctx.fillRect(0, 0, this.#cssW, this.#cssH);
+
+    const center = self ?? { x: world.arena.widthPx / 2, y: world.arena.heightPx / 2 };
+    cam.follow(center, { arena: world.arena, viewW: this.#cssW, viewH: this.#cssH });
+    const s = cam.scale * dpr;
+    ctx.setTransform(
+      s,
+      0,
+      0,
+      s,
+      dpr * (this.#cssW / 2 - cam.x * cam.scale),
+      dpr * (this.#cssH / 2 - cam.y * cam.scale),
+    );
+    const view = cam.visible(4);
+
+    drawArena(ctx, world, view);
+    if (world.portal) drawPortal(ctx, world.portal, nowMs);
+    if (scene.boss) drawBoss(ctx, scene.boss, { nowMs, lookAt: self });
+    for (const e of scene.enemies) drawEnemy(ctx, e, { nowMs, aimAt: self });
+    for (const p of scene.others) drawShip(ctx, p, { self: false, nowMs });
+    if (self) drawShip(ctx, self, { self: true, nowMs });
+    this.#bullets.draw(ctx, scene.bullets, { selfId: self?.id ?? 0, view });
+    if (self && (self.flags & PlayerFlag.Active) !== 0) drawHitbox(ctx, self);
+    drawFlashes(ctx, scene);
+    drawNameTags(ctx, self ? [...scene.others, self] : scene.others, self?.id ?? 0);
+    this.lastSelfScreen = self && cam.toScreen(self.x, self.y);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * What the renderer draws in one frame, gathered from the client runtime (or made
+ * up by the bench). Keeping the renderer on this small shape lets the bench drive
+ * the very same draw code without a server.
+ */
+import type { ClientRuntime } from "../net/client_runtime.ts";
+import type { BossSnap } from "../net/protocol.ts";
+import { angleFromUnits, type BulletPool, type WorldDef } from "../sim/mod.ts";
+
+/** A ship to draw. */
+export interface ShipView {
+  readonly id: number;
+  readonly x: number;
+  readonly y: number;
+  readonly aimRad: number;
+  readonly flags: number;
+  readonly name: string;
+  /** Escape channel progress, 0–1. */
+  readonly escape: number;
+}
+
+/** A trash enemy to draw. */
+export interface EnemyView {
+  readonly id: number;
+  readonly kind: number;
+  readonly x: number;
+  readonly y: number;
+  readonly hp: number;
+}
+
+/** A struck target, for a short flash. */
+export interface HitFlash {
+  readonly target: number;
+  readonly targetId: number;
+  readonly atMs: number;
+}
+
+/** Everything one frame shows. */
+export interface Scene {
+  readonly nowMs: number;
+  readonly world: WorldDef;
+  /** The local ship (predicted), if it is in the world. */
+  readonly self: ShipView | undefined;
+  readonly others: readonly ShipView[];
+  readonly enemies: readonly EnemyView[];
+  readonly boss: BossSnap | null;
+  readonly bullets: BulletPool;
+  readonly flashes: readonly HitFlash[];
+}
+
+/** Snapshot aim is a byte (1/256 turn). */
+function aimByteToRad(aim: number): number {
+  return (aim / 256) * 2 * Math.PI;
+}
+
+/** Builds this frame's scene from the runtime; `aimUnits` is the local aim just sampled. */
+export function sceneFromRuntime(
+  rt: ClientRuntime,
+  opts: { nowMs: number; aimUnits: number; flashes: readonly HitFlash[] },
+): Scene | undefined {
+  const world = rt.world;
+  if (!world) return undefined;
+  const view = rt.selfView();
+  const snap = rt.selfSnapshot();
+  const self: ShipView | undefined = view && {
+    id: rt.playerId,
+    x: view.x,
+    y: view.y,
+    // Our own aim from the input just sampled: it answers the mouse before the server does.
+    aimRad: angleFromUnits(opts.aimUnits),
+    flags: snap?.flags ?? 1,
+    name: rt.roster.get(rt.playerId) ?? "",
+    escape: (snap?.escape ?? 0) / 255,
+  };
+  const others = rt.remotePlayers(opts.nowMs).map((p) => ({
+    id: p.id,
+    x: p.x,
+    y: p.y,
+    aimRad: aimByteToRad(p.aim),
+    flags: p.flags,
+    name: rt.roster.get(p.id) ?? `#${p.id}`,
+    escape: p.escape / 255,
+  }));
+  return {
+    nowMs: opts.nowMs,
+    world,
+    self,
+    others,
+    enemies: rt.enemies(opts.nowMs),
+    boss: rt.boss(),
+    bullets: rt.replica,
+    flashes: opts.flashes,
+  };
+}

@@ -1,0 +1,461 @@
+/**
+ * In-process netcode harness, shared by the tests beside it: a Transport that
+ * records (and optionally forwards) what the server sends, a simulated link with
+ * latency, jitter and input loss timed by a ManualClock, and a GameServer with
+ * ClientRuntimes connected through such links, pumped in small time steps.
+ * It speaks to net/ only through public APIs and never reads `#private` state.
+ */
+import { ClientRuntime, type InputSample } from "../../net/client_runtime.ts";
+import {
+  decodeClientMessage,
+  decodeServerMessage,
+  encodeClientMessage,
+  MessageDecoder,
+  MessageEncoder,
+} from "../../net/codec.ts";
+import {
+  ClientKind,
+  type ClientMessage,
+  type EnterMsg,
+  type NetEvent,
+  PROTOCOL_VERSION,
+  ServerKind,
+  type ServerMessage,
+} from "../../net/protocol.ts";
+import { ManualClock } from "../../net/scheduler.ts";
+import { type Connection, GameServer, type ServerLimits } from "../../net/server.ts";
+import type { Transport } from "../../net/transport.ts";
+import { type InputFrame, Rng } from "../../sim/mod.ts";
+
+/** Standing still, aiming up, no buttons. */
+export const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+
+/** Pump granularity: a few ms, well under a 16.7 ms tick. */
+export const STEP_MS = 2;
+
+// ---------------------------------------------------------------- transport
+
+/** What a FakeTransport was asked to send. */
+export interface SentFrame {
+  readonly data: Uint8Array;
+  /** True for `sendLatest` (snapshots), false for `sendReliable`. */
+  readonly latest: boolean;
+}
+
+/** A Transport that records every frame and close, and may forward frames on. */
+export class FakeTransport implements Transport {
+  readonly sent: SentFrame[] = [];
+  closedWith: { code: number; reason: string } | undefined;
+  /** Set to false to act like a backed-up socket: `sendLatest` then refuses. */
+  acceptLatest = true;
+  readonly #forward: ((data: Uint8Array) => void) | undefined;
+  readonly #onClose: ((code: number, reason: string) => void) | undefined;
+  readonly #decoder = new MessageDecoder();
+
+  constructor(
+    opts: {
+      forward?: (data: Uint8Array) => void;
+      onClose?: (code: number, reason: string) => void;
+    } = {},
+  ) {
+    this.#forward = opts.forward;
+    this.#onClose = opts.onClose;
+  }
+
+  sendReliable(data: Uint8Array): void {
+    if (this.closedWith) return;
+    this.sent.push({ data, latest: false });
+    this.#forward?.(data);
+  }
+
+  sendLatest(data: Uint8Array): boolean {
+    if (this.closedWith || !this.acceptLatest) return false;
+    this.sent.push({ data, latest: true });
+    this.#forward?.(data);
+    return true;
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closedWith) return;
+    this.closedWith = { code, reason };
+    this.#onClose?.(code, reason);
+  }
+
+  /** Every message sent so far, decoded with the real codec. */
+  messages(): ServerMessage[] {
+    return this.sent.map((s) => decodeServerMessage(this.#decoder, s.data));
+  }
+}
+
+// ---------------------------------------------------------------- link
+
+/** How a simulated link behaves, each way. */
+export interface LinkOptions {
+  /** One-way delay. */
+  readonly latencyMs: number;
+  /** Uniform spread around the latency, ±. */
+  readonly jitterMs?: number;
+  /** Chance that one client → server Input message is lost (nothing else is). */
+  readonly inputLoss?: number;
+  readonly seed?: number;
+}
+
+type Item =
+  | { readonly atMs: number; readonly data: Uint8Array }
+  | { readonly atMs: number; readonly close: { code: number; reason: string } };
+
+/** One direction of an ordered stream: nothing overtakes what was sent before it. */
+export class OrderedChannel {
+  readonly #items: Item[] = [];
+  #lastAtMs = -Infinity;
+
+  /** Queues `data` for `atMs`, or later if an earlier message is still in flight. */
+  push(item: Item): void {
+    const atMs = Math.max(this.#lastAtMs, item.atMs);
+    this.#lastAtMs = atMs;
+    this.#items.push({ ...item, atMs });
+  }
+
+  /** When the head of the stream arrives, or Infinity when nothing is in flight. */
+  get nextAtMs(): number {
+    return this.#items[0]?.atMs ?? Infinity;
+  }
+
+  get size(): number {
+    return this.#items.length;
+  }
+
+  shift(): Item | undefined {
+    return this.#items.shift();
+  }
+
+  clear(): void {
+    this.#items.length = 0;
+  }
+}
+
+/** Figures a link counts. */
+export interface LinkStats {
+  inputsSent: number;
+  inputsLost: number;
+  toServer: number;
+  toClient: number;
+}
+
+/**
+ * A client's network path, both ways one ordered stream (as a WebSocket is):
+ * delivery time = max(previous delivery, now + latency ± jitter). Client input
+ * messages may be lost (emulating the planned datagram path); everything else arrives.
+ */
+export class SimulatedLink {
+  readonly toServer = new OrderedChannel();
+  readonly toClient = new OrderedChannel();
+  readonly stats: LinkStats = { inputsSent: 0, inputsLost: 0, toServer: 0, toClient: 0 };
+  /** Chance that one Input message is lost; tests may change it mid-run (1 = blackout). */
+  inputLoss: number;
+  readonly #clock: ManualClock;
+  readonly #opts: LinkOptions;
+  readonly #rng: Rng;
+  readonly #decoder = new MessageDecoder();
+
+  constructor(clock: ManualClock, opts: LinkOptions) {
+    this.#clock = clock;
+    this.#opts = opts;
+    this.#rng = new Rng(opts.seed ?? 1);
+    this.inputLoss = opts.inputLoss ?? 0;
+  }
+
+  #arrival(): number {
+    const jitter = this.#opts.jitterMs ?? 0;
+    const delay = this.#opts.latencyMs + (jitter > 0 ? this.#rng.range(-jitter, jitter) : 0);
+    return this.#clock.now() + Math.max(0, delay);
+  }
+
+  /** Client → server. Decodes the kind so that only Input messages can be lost. */
+  sendToServer(data: Uint8Array): void {
+    const msg: ClientMessage = decodeClientMessage(this.#decoder, data);
+    if (msg.kind === ClientKind.Input) {
+      this.stats.inputsSent++;
+      if (this.inputLoss > 0 && this.#rng.next() < this.inputLoss) {
+        this.stats.inputsLost++;
+        return;
+      }
+    }
+    this.toServer.push({ atMs: this.#arrival(), data });
+  }
+
+  /** Server → client. */
+  sendToClient(data: Uint8Array): void {
+    this.toClient.push({ atMs: this.#arrival(), data });
+  }
+
+  /** The server closed the socket: the close arrives after everything sent before it. */
+  closeToClient(code: number, reason: string): void {
+    this.toClient.push({ atMs: this.#arrival(), close: { code, reason } });
+  }
+
+  /** Drops everything in flight. */
+  cut(): void {
+    this.toServer.clear();
+    this.toClient.clear();
+  }
+}
+
+// ---------------------------------------------------------------- harness
+
+/** Picks a client's input for one tick; tests reassign it as the scenario moves on. */
+export type Control = (tick: number, client: SimClient) => InputSample;
+
+/** A message as a client received it, with the server tick count at arrival. */
+export interface Received<T> {
+  readonly value: T;
+  /** `server.scheduler.stats.ticks` when it arrived. */
+  readonly serverTicks: number;
+  readonly atMs: number;
+}
+
+/** One ClientRuntime wired to the server through a SimulatedLink. */
+export interface SimClient {
+  readonly name: string;
+  readonly runtime: ClientRuntime;
+  readonly link: SimulatedLink;
+  /** The server's end of the socket. */
+  readonly transport: FakeTransport;
+  readonly conn: Connection;
+  control: Control;
+  readonly enters: Received<EnterMsg>[];
+  /** Small events with the server tick they belong to. */
+  readonly events: Received<{ event: NetEvent; tick: number }>[];
+  /** The close the server sent, once it has arrived. */
+  closed: { code: number; reason: string } | undefined;
+}
+
+/** Options of a harness. */
+export interface HarnessOptions {
+  readonly seed?: number;
+  /** Default link of clients that don't bring their own; zero latency if absent. */
+  readonly link?: LinkOptions;
+  readonly limits?: Partial<ServerLimits>;
+  /** Arm the scheduler (default true). */
+  readonly start?: boolean;
+}
+
+/** A GameServer on a ManualClock with simulated clients, pumped by hand. */
+export class NetHarness {
+  readonly clock = new ManualClock();
+  readonly server: GameServer;
+  readonly clients: SimClient[] = [];
+  readonly #link: LinkOptions;
+  readonly #seed: number;
+  #nextIp = 1;
+  #down = false;
+
+  constructor(opts: HarnessOptions = {}) {
+    this.#seed = opts.seed ?? 1;
+    this.#link = opts.link ?? { latencyMs: 0 };
+    this.server = new GameServer({ clock: this.clock, seed: this.#seed, limits: opts.limits });
+    if (opts.start ?? true) this.server.start();
+  }
+
+  /** Ticks the server has run. */
+  get ticks(): number {
+    return this.server.scheduler.stats.ticks;
+  }
+
+  /** Opens a socket for a new ClientRuntime and says hello. */
+  connect(name: string, opts: { link?: LinkOptions; control?: Control } = {}): SimClient {
+    const n = this.#nextIp++;
+    const link = new SimulatedLink(this.clock, {
+      ...(opts.link ?? this.#link),
+      seed: (opts.link ?? this.#link).seed ?? this.#seed * 7919 + n,
+    });
+    const enters: SimClient["enters"] = [];
+    const events: SimClient["events"] = [];
+    const stamp = <T>(value: T): Received<T> => ({
+      value,
+      serverTicks: this.ticks,
+      atMs: this.clock.now(),
+    });
+    const runtime = new ClientRuntime({
+      send: (data) => link.sendToServer(data),
+      onEnter: (msg) => enters.push(stamp(msg)),
+      onEvent: (event, tick) => events.push(stamp({ event, tick })),
+    });
+    const transport = new FakeTransport({
+      forward: (data) => link.sendToClient(data),
+      onClose: (code, reason) => link.closeToClient(code, reason),
+    });
+    const conn = this.server.open(transport, `10.0.0.${n}`);
+    const client: SimClient = {
+      name,
+      runtime,
+      link,
+      transport,
+      conn,
+      control: opts.control ?? (() => IDLE),
+      enters,
+      events,
+      closed: undefined,
+    };
+    this.clients.push(client);
+    runtime.hello(name, this.clock.now());
+    return client;
+  }
+
+  /** The client hangs up: the server hears of it at once; nothing in flight arrives. */
+  disconnect(client: SimClient, code = "1000", reason = "left"): void {
+    client.link.cut();
+    client.conn.closed(code, reason);
+    client.runtime.closed(reason);
+    client.closed ??= { code: Number(code), reason };
+  }
+
+  #nextDelivery(): { client: SimClient; toServer: boolean; atMs: number } | undefined {
+    let best: { client: SimClient; toServer: boolean; atMs: number } | undefined;
+    for (const client of this.clients) {
+      const s = client.link.toServer.nextAtMs;
+      const c = client.link.toClient.nextAtMs;
+      if (s < (best?.atMs ?? Infinity)) best = { client, toServer: true, atMs: s };
+      if (c < (best?.atMs ?? Infinity)) best = { client, toServer: false, atMs: c };
+    }
+    return best;
+  }
+
+  #deliver(d: { client: SimClient; toServer: boolean }): void {
+    const { client } = d;
+    const item = d.toServer ? client.link.toServer.shift() : client.link.toClient.shift();
+    if (!item) return;
+    if ("close" in item) {
+      client.closed = item.close;
+      client.runtime.closed(item.close.reason);
+      client.link.cut();
+      return;
+    }
+    if (d.toServer) {
+      client.link.stats.toServer++;
+      client.conn.receive(item.data);
+    } else {
+      client.link.stats.toClient++;
+      client.runtime.receive(item.data, this.clock.now());
+    }
+  }
+
+  /**
+   * One pump step of `ms`: every message lands at its own arrival time (server
+   * ticks fire in between as the clock passes them), then every runtime updates.
+   */
+  step(ms = STEP_MS): void {
+    const end = this.clock.now() + ms;
+    for (;;) {
+      const next = this.#nextDelivery();
+      if (next && next.atMs <= end) {
+        if (next.atMs > this.clock.now()) this.clock.advance(next.atMs - this.clock.now());
+        this.#deliver(next);
+      } else if (this.clock.now() < end) {
+        // May fire a tick whose messages land within this step (zero-latency links).
+        this.clock.advance(end - this.clock.now());
+      } else {
+        break;
+      }
+    }
+    const now = this.clock.now();
+    for (const client of this.clients) {
+      if (client.closed) continue;
+      client.runtime.update(now, (tick) => client.control(tick, client));
+    }
+  }
+
+  /** Pumps for `ms` in steps of `stepMs`. */
+  pump(ms: number, stepMs = STEP_MS): void {
+    const end = this.clock.now() + ms;
+    while (this.clock.now() < end) this.step(Math.min(stepMs, end - this.clock.now()));
+  }
+
+  /** Pumps until `done()` holds; throws after `maxMs`. Returns the ms it took. */
+  runUntil(done: () => boolean, opts: { maxMs?: number; stepMs?: number; what?: string } = {}) {
+    const start = this.clock.now();
+    const maxMs = opts.maxMs ?? 10_000;
+    while (!done()) {
+      if (this.clock.now() - start > maxMs) {
+        throw new Error(`Timed out after ${maxMs} ms waiting for ${opts.what ?? "a condition"}`);
+      }
+      this.step(opts.stepMs ?? STEP_MS);
+    }
+    return this.clock.now() - start;
+  }
+
+  /** Pumps until the server has run `n` more ticks. */
+  runTicks(n: number, stepMs = STEP_MS): void {
+    const target = this.ticks + n;
+    while (this.ticks < target) this.step(stepMs);
+  }
+
+  /** Closes every client and stops the loop; idempotent. */
+  shutdown(): void {
+    if (this.#down) return;
+    this.#down = true;
+    this.server.shutdown("test over");
+    for (const c of this.clients) c.link.cut();
+  }
+
+  [Symbol.dispose](): void {
+    this.shutdown();
+  }
+}
+
+// ---------------------------------------------------------------- raw clients
+
+/** A connection driven message by message through the real codec, no runtime. */
+export class RawClient {
+  readonly transport = new FakeTransport();
+  readonly conn: Connection;
+  readonly #encoder = new MessageEncoder();
+
+  constructor(server: GameServer, ip: string) {
+    this.conn = server.open(this.transport, ip);
+  }
+
+  /** Sends raw bytes as one binary frame. */
+  send(data: Uint8Array): void {
+    this.conn.receive(data);
+  }
+
+  hello(name: string, version = PROTOCOL_VERSION): void {
+    this.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
+  }
+
+  /** One Input message carrying `frames` (1–3 consecutive ticks, oldest first). */
+  input(frames: readonly InputFrame[]): void {
+    this.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames }));
+  }
+
+  /** The id the Welcome gave us. */
+  get playerId(): number {
+    for (const m of this.transport.messages()) {
+      if (m.kind === ServerKind.Welcome) return m.playerId;
+    }
+    throw new Error("Cannot find a welcome: the hello was not accepted");
+  }
+}
+
+/** An input frame for `tick`; the rest defaults to standing still. */
+export function frame(tick: number, extra: Partial<InputSample> = {}): InputFrame {
+  return { tick, ...IDLE, ...extra };
+}
+
+/** A move toward (x, y) from `from`, scaled to full speed (or less when close). */
+export function steerTo(
+  from: { x: number; y: number },
+  to: { x: number; y: number },
+): InputSample {
+  const dx = to.x - from.x;
+  const dy = to.y - from.y;
+  const d = Math.hypot(dx, dy);
+  if (d < 1) return IDLE;
+  return { moveX: Math.round((dx / d) * 100), moveY: Math.round((dy / d) * 100), aim: 0, buttons: 0 };
+}
+
+/** Euclidean distance, in px. */
+export function dist(a: { x: number; y: number }, b: { x: number; y: number }): number {
+  return Math.hypot(a.x - b.x, a.y - b.y);
+}

@@ -1,0 +1,269 @@
+/** Round trips for every message kind, and the decoder's refusals. */
+import assert from "node:assert/strict";
+import { Encoder } from "cbor-x";
+import { NEEDLE, ORB, PLAYER, SPIRAL, WALL_BLOCK } from "../../content/mod.ts";
+import {
+  CodecError,
+  decodeClientMessage,
+  decodeServerMessage,
+  encodeClientMessage,
+  encodeServerMessage,
+  MessageDecoder,
+  MessageEncoder,
+} from "../../net/codec.ts";
+import {
+  ClientKind,
+  type ClientMessage,
+  EnterReason,
+  EventCode,
+  ServerKind,
+  type ServerMessage,
+} from "../../net/protocol.ts";
+import { Team, type Volley } from "../../sim/mod.ts";
+
+const enc = new MessageEncoder();
+const dec = () => new MessageDecoder();
+
+function clientRoundTrip(msg: ClientMessage): ClientMessage {
+  return decodeClientMessage(dec(), encodeClientMessage(enc, msg));
+}
+
+function serverRoundTrip(msg: ServerMessage): ServerMessage {
+  return decodeServerMessage(dec(), encodeServerMessage(enc, msg));
+}
+
+Deno.test("hello round-trips with and without a resume token", () => {
+  const a = { kind: ClientKind.Hello, version: 1, name: "Ada" } as const;
+  assert.deepEqual(clientRoundTrip(a), { ...a, resume: undefined });
+  const b = { kind: ClientKind.Hello, version: 1, name: "Ada", resume: "tok" } as const;
+  assert.deepEqual(clientRoundTrip(b), b);
+});
+
+Deno.test("input round-trips three consecutive frames in 5 bytes each", () => {
+  const frames = [
+    { tick: 41, moveX: -100, moveY: 0, aim: 0, buttons: 0 },
+    { tick: 42, moveX: 71, moveY: -71, aim: 65535, buttons: 1 },
+    { tick: 43, moveX: 0, moveY: 100, aim: 16384, buttons: 7 },
+  ];
+  const bytes = encodeClientMessage(enc, { kind: ClientKind.Input, frames });
+  assert.ok(bytes.byteLength <= 22, `input message is ${bytes.byteLength} bytes`);
+  assert.deepEqual(decodeClientMessage(dec(), bytes), { kind: ClientKind.Input, frames });
+});
+
+Deno.test("ping round-trips", () => {
+  const msg = { kind: ClientKind.Ping, clientTimeMs: 123456 } as const;
+  assert.deepEqual(clientRoundTrip(msg), msg);
+});
+
+Deno.test("encodeClientMessage() refuses a server decision dressed as a client message", () => {
+  const forged = {
+    kind: 9,
+    instanceId: "hub",
+    reason: EnterReason.Escape,
+  } as unknown as ClientMessage;
+  assert.throws(() => encodeClientMessage(enc, forged), CodecError);
+  // No server kind shares a number with a client kind, so none can be encoded as one.
+  for (const kind of Object.values(ServerKind)) {
+    const forgedServer = { kind, instanceId: "hub", reason: 2 } as unknown as ClientMessage;
+    assert.throws(() => encodeClientMessage(enc, forgedServer), /not a client kind/);
+  }
+});
+
+Deno.test("welcome, reject, pong round-trip", () => {
+  for (
+    const msg of [
+      { kind: ServerKind.Welcome, version: 1, playerId: 65535 },
+      { kind: ServerKind.Reject, code: 4001, reason: "protocol version 0 is not supported" },
+      { kind: ServerKind.Pong, clientTimeMs: 99, tick: 1234567 },
+    ] as ServerMessage[]
+  ) assert.deepEqual(serverRoundTrip(msg), msg);
+});
+
+Deno.test("enter round-trips the roster and every bullet's full state", () => {
+  const msg: ServerMessage = {
+    kind: ServerKind.Enter,
+    instanceId: "dungeon-3",
+    worldId: 1,
+    tick: 5000,
+    reason: EnterReason.Portal,
+    roster: [{ id: 1, name: "Ada" }, { id: 2, name: "Bo" }],
+    stage: 1,
+    bullets: [{
+      uid: 77,
+      x: 100.125,
+      y: 200.5,
+      dirX: Math.SQRT1_2,
+      dirY: -Math.SQRT1_2,
+      speed: 2.3333333333333335,
+      accel: 0.025,
+      turnCos: Math.cos(0.01),
+      turnSin: Math.sin(0.01),
+      radius: 7,
+      ttl: 300,
+      kind: 1,
+      team: 0,
+      damage: 1,
+      owner: -1,
+    }],
+  };
+  assert.deepEqual(serverRoundTrip(msg), msg);
+});
+
+Deno.test("snapshot round-trips players, enemies and the boss at 1/8 px", () => {
+  const msg: ServerMessage = {
+    kind: ServerKind.Snapshot,
+    tick: 900,
+    ackTick: 898,
+    stage: 2,
+    wave: 2,
+    players: [{ id: 3, x: 640.125, y: 959.875, aim: 200, hp: 4, flags: 9, escape: 128 }],
+    enemies: [{ id: 12, kind: 2, x: 10.5, y: 20.25, hp: 8 }],
+    boss: { bossId: 0, hp: 1299, maxHp: 1300, phase: 3, folding: true },
+  };
+  assert.deepEqual(serverRoundTrip(msg), msg);
+  const noBoss = { ...msg, boss: null, ackTick: -1, enemies: [] };
+  assert.deepEqual(serverRoundTrip(noBoss), noBoss);
+});
+
+function volley(over: Partial<Volley>): Volley {
+  return {
+    birthTick: 10,
+    uid0: 500,
+    team: Team.Enemy,
+    owner: -1,
+    spec: ORB,
+    speedPxPerS: 140,
+    xs: [5120, 5120, 5120],
+    ys: [1120, 1120, 1120],
+    angles: [0, 21845, 43690],
+    ...over,
+  };
+}
+
+Deno.test("events round-trip fan, line, scattered and player-shot volleys bit for bit", () => {
+  const volleys: Volley[] = [
+    volley({}),
+    volley({
+      uid0: 503,
+      spec: WALL_BLOCK,
+      speedPxPerS: 110,
+      xs: [144, 432],
+      ys: [-72, -72],
+      angles: [16384, 16384],
+    }),
+    volley({ uid0: 505, spec: SPIRAL, speedPxPerS: 40, xs: [1, 2], ys: [3, 4], angles: [5, 6] }),
+    volley({
+      uid0: 9000,
+      team: Team.Player,
+      owner: 4,
+      spec: PLAYER.shot,
+      speedPxPerS: PLAYER.shotSpeedPxPerS,
+      xs: [800],
+      ys: [7000],
+      angles: [49152],
+    }),
+    volley({ uid0: 9001, spec: NEEDLE, speedPxPerS: 220, xs: [8], ys: [8], angles: [100] }),
+  ];
+  const msg: ServerMessage = {
+    kind: ServerKind.Events,
+    tick: 10,
+    volleys,
+    hits: [{ uid: 42, target: 2, targetId: 0, damage: 1.25 }],
+    events: [[EventCode.PlayerHit, 3, 4], [EventCode.PlayerJoined, 5, "Zoë"]],
+  };
+  const back = serverRoundTrip(msg);
+  assert.equal(back.kind, ServerKind.Events);
+  if (back.kind !== ServerKind.Events) return;
+  assert.deepEqual(back.hits, msg.hits);
+  assert.deepEqual(back.events, msg.events);
+  assert.equal(back.volleys.length, volleys.length);
+  for (const [i, v] of volleys.entries()) {
+    const b: Volley = back.volleys[i];
+    assert.deepEqual(
+      { ...b, spec: { ...b.spec } },
+      { ...v, spec: { ...v.spec } },
+      `volley ${i} survives the wire exactly`,
+    );
+  }
+});
+
+Deno.test("a player shot costs under 10 bytes on the wire and a ring of 16 under 4 per bullet", () => {
+  const shot = volley({
+    team: Team.Player,
+    owner: 1,
+    spec: PLAYER.shot,
+    speedPxPerS: PLAYER.shotSpeedPxPerS,
+    xs: [1],
+    ys: [1],
+    angles: [1],
+  });
+  const ring = volley({
+    uid0: 501,
+    xs: Array(16).fill(5120),
+    ys: Array(16).fill(1120),
+    angles: Array.from({ length: 16 }, (_, i) => i * 4096),
+  });
+  const one = (vs: Volley[]) =>
+    encodeServerMessage(enc, {
+      kind: ServerKind.Events,
+      tick: 1,
+      volleys: vs,
+      hits: [],
+      events: [],
+    })
+      .byteLength;
+  const empty = one([]);
+  assert.ok(one([shot]) - empty <= 13, `player shot: ${one([shot]) - empty} bytes`);
+  assert.ok((one([ring]) - empty) / 16 < 4, `ring: ${(one([ring]) - empty) / 16} bytes/bullet`);
+});
+
+Deno.test("the decoder refuses garbage, truncation, wrong types, bad ranges and unknown kinds", () => {
+  const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
+  const cases: [string, Uint8Array, RegExp][] = [
+    ["garbage", new Uint8Array([0xff, 0x00, 0x13, 0x37]), /Cannot decode/],
+    [
+      "truncated",
+      encodeClientMessage(enc, { kind: ClientKind.Hello, version: 1, name: "Ada" }).slice(0, 4),
+      /Cannot decode/,
+    ],
+    ["not an array", cbor.encode({ kind: 1 }), /expected an array/],
+    ["unknown kind", cbor.encode([99]), /unknown kind/],
+    ["string kind", cbor.encode(["1", 1, "x"]), /unknown kind/],
+    ["hello version text", cbor.encode([1, "1", "Ada"]), /hello version/],
+    ["hello name number", cbor.encode([1, 1, 5]), /hello name/],
+    ["input NaN tick", cbor.encode([2, NaN, new Uint8Array(5)]), /input tick/],
+    ["input Infinity tick", cbor.encode([2, Infinity, new Uint8Array(5)]), /input tick/],
+    ["input huge tick", cbor.encode([2, 2 ** 40, new Uint8Array(5)]), /input tick/],
+    ["input frames not bytes", cbor.encode([2, 5, [1, 2, 3, 4, 5]]), /expected bytes/],
+    ["input 7 bytes", cbor.encode([2, 5, new Uint8Array(7)]), /not 1–3 frames/],
+    ["input 4 frames", cbor.encode([2, 5, new Uint8Array(20)]), /not 1–3 frames/],
+    ["input move out of range", cbor.encode([2, 5, new Uint8Array([127, 0, 0, 0, 0])]), /outside/],
+    ["input unknown button", cbor.encode([2, 5, new Uint8Array([0, 0, 0, 0, 8])]), /button/],
+    ["input tick underflow", cbor.encode([2, 1, new Uint8Array(15)]), /too small/],
+    ["ping negative", cbor.encode([3, -1]), /ping time/],
+    ["extra fields", cbor.encode([3, 1, 2]), /items/],
+    ["oversized", new Uint8Array(4096), /exceeds/],
+  ];
+  for (const [what, bytes, pattern] of cases) {
+    assert.throws(() => decodeClientMessage(dec(), bytes), (err: unknown) => {
+      assert.ok(err instanceof CodecError, `${what}: CodecError`);
+      assert.match((err as Error).message, pattern, what);
+      return true;
+    });
+  }
+});
+
+Deno.test("the server-message decoder refuses a truncated volley record", () => {
+  const msg: ServerMessage = {
+    kind: ServerKind.Events,
+    tick: 1,
+    volleys: [volley({})],
+    hits: [],
+    events: [],
+  };
+  const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
+  const good = decodeServerMessage(dec(), encodeServerMessage(enc, msg));
+  assert.equal(good.kind, ServerKind.Events);
+  const raw = [ServerKind.Events, 1, new Uint8Array([0x40, 1, 0, 0, 0, 1]), new Uint8Array(0), []];
+  assert.throws(() => decodeServerMessage(dec(), cbor.encode(raw)), /truncated/);
+});

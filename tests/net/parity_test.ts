@@ -1,0 +1,176 @@
+/**
+ * Replica parity: the server's bullets and a client replica fed only by events
+ * must hold the same bullets at the same places. If this fails, the bullets on
+ * screen are no longer the bullets that can kill you.
+ */
+import assert from "node:assert/strict";
+import { DUNGEON } from "../../content/mod.ts";
+import { type BulletPool, type InputFrame, SimWorld, type WorldDef } from "../../sim/mod.ts";
+import { think, viewOfWorld } from "../../net/bot_brain.ts";
+import { BulletReplica } from "../../net/replica.ts";
+import { Instance, type Peer } from "../../net/instance.ts";
+import { decodeServerMessage, MessageDecoder, MessageEncoder } from "../../net/codec.ts";
+import { EventCode, ServerKind } from "../../net/protocol.ts";
+
+/** The dungeon with no trash: the Warden appears after one tick. */
+const BOSS_ROOM: WorldDef = { ...DUNGEON, waves: [], waveDelayTicks: 1 };
+const FIGHT_TICKS = 900;
+
+function compare(
+  server: BulletPool,
+  replica: BulletPool,
+  opts: { tolerancePx: number; tick: number },
+): number {
+  const bySlot = new Map<number, number>();
+  for (let i = 0; i < replica.count; i++) bySlot.set(replica.uid[i], i);
+  assert.equal(replica.count, server.count, `bullet count on tick ${opts.tick}`);
+  let worst = 0;
+  for (let i = 0; i < server.count; i++) {
+    const j = bySlot.get(server.uid[i]);
+    assert.ok(j !== undefined, `bullet ${server.uid[i]} missing from the replica on ${opts.tick}`);
+    const err = Math.hypot(server.x[i] - replica.x[j], server.y[i] - replica.y[j]);
+    worst = Math.max(worst, err);
+    assert.ok(err <= opts.tolerancePx, `bullet ${server.uid[i]} off by ${err} px on ${opts.tick}`);
+    assert.equal(replica.kind[j], server.kind[i]);
+    assert.equal(replica.team[j], server.team[i]);
+  }
+  return worst;
+}
+
+function pilots(world: SimWorld): Map<number, InputFrame> {
+  const inputs = new Map<number, InputFrame>();
+  for (const p of world.players.values()) {
+    if (p.status === "active") {
+      inputs.set(p.id, think(viewOfWorld(world, p), { tick: world.tick, style: p.id }));
+    }
+  }
+  return inputs;
+}
+
+Deno.test("a replica fed the world's events in-process matches every bullet within 0.01 px", () => {
+  const world = new SimWorld(BOSS_ROOM, { seed: 7 });
+  for (let id = 1; id <= 4; id++) world.addPlayer(id, `p${id}`);
+  const replica = new BulletReplica(BOSS_ROOM.arena, { tick: -1 });
+  let peak = 0;
+  let worst = 0;
+  for (let t = 0; t < FIGHT_TICKS; t++) {
+    const tick = world.tick;
+    const events = world.step(pilots(world));
+    replica.advanceTo(tick);
+    for (const e of events) {
+      if (e.type === "volley") replica.spawn(e.volley);
+      else if (e.type === "bulletHit") replica.hit(e);
+      else if (e.type === "bulletsCleared") replica.clearTeam(e.team);
+    }
+    worst = Math.max(worst, compare(world.bullets, replica.pool, { tolerancePx: 0.01, tick }));
+    peak = Math.max(peak, world.bullets.count);
+  }
+  assert.equal(world.stage, "boss", "the fight was still on");
+  assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
+  assert.ok(worst <= 0.01);
+});
+
+/** A peer that keeps every message the instance sends it. */
+class RecordingPeer implements Peer {
+  readonly sent: Uint8Array[] = [];
+  constructor(readonly playerId: number, readonly name: string) {}
+  sendReliable(data: Uint8Array): void {
+    this.sent.push(data);
+  }
+  sendLatest(data: Uint8Array): boolean {
+    this.sent.push(data);
+    return true;
+  }
+}
+
+/** Runs a boss fight in a real Instance and replays its wire bytes into a replica `delay` ticks late. */
+function fightThroughWire(delayTicks: number) {
+  const instance = new Instance("parity", {
+    worldId: 1,
+    def: BOSS_ROOM,
+    seed: 11,
+    encoder: new MessageEncoder(),
+  });
+  const peers = [1, 2, 3, 4].map((id) => new RecordingPeer(id, `p${id}`));
+  for (const p of peers) instance.join(p, 0);
+  const watcher = peers[0];
+  const decoder = new MessageDecoder();
+  const inbox: { deliverAt: number; bytes: Uint8Array }[] = [];
+  let replica: BulletReplica | undefined;
+  let delivered = 0;
+  const hitTick = new Map<number, number>();
+  const firstSeen = new Map<number, number>();
+  let worst = 0;
+  let peak = 0;
+  for (let t = 0; t < FIGHT_TICKS; t++) {
+    const world = instance.world;
+    const tick = world.tick;
+    for (const [id, frame] of pilots(world)) instance.offerInput(id, frame);
+    instance.step();
+    for (; delivered < watcher.sent.length; delivered++) {
+      inbox.push({ deliverAt: tick + delayTicks, bytes: watcher.sent[delivered] });
+    }
+    while (inbox.length > 0 && inbox[0].deliverAt <= tick) {
+      const msg = decodeServerMessage(decoder, inbox.shift()!.bytes);
+      if (msg.kind === ServerKind.Enter) {
+        replica = new BulletReplica(BOSS_ROOM.arena, { tick: msg.tick - 1, bullets: msg.bullets });
+      } else if (msg.kind === ServerKind.Events && replica) {
+        replica.advanceTo(tick);
+        for (const v of msg.volleys) replica.spawn(v);
+        for (const h of msg.hits) replica.hit(h);
+        for (const e of msg.events) {
+          if (e[0] === EventCode.BulletsCleared) replica.clearTeam(e[1] as number);
+        }
+      }
+    }
+    replica?.advanceTo(tick);
+    if (!replica) continue;
+    peak = Math.max(peak, world.bullets.count);
+    if (delayTicks === 0) {
+      worst = Math.max(worst, compare(world.bullets, replica.pool, { tolerancePx: 1, tick }));
+      continue;
+    }
+    // Late by `delayTicks`: every server bullet old enough to have been announced is in the
+    // replica at the same place, and every extra replica bullet died early on the server lately.
+    const server = world.bullets;
+    const inServer = new Map<number, number>();
+    for (let i = 0; i < server.count; i++) inServer.set(server.uid[i], i);
+    const inReplica = new Set<number>();
+    for (let j = 0; j < replica.pool.count; j++) inReplica.add(replica.pool.uid[j]);
+    for (const uid of inServer.keys()) {
+      if (!firstSeen.has(uid)) firstSeen.set(uid, tick);
+      const age = tick - firstSeen.get(uid)!;
+      assert.ok(
+        inReplica.has(uid) || age <= delayTicks,
+        `bullet ${uid} (age ${age}) not replicated`,
+      );
+    }
+    for (let j = 0; j < replica.pool.count; j++) {
+      const uid = replica.pool.uid[j];
+      const i = inServer.get(uid);
+      if (i === undefined) {
+        hitTick.set(uid, hitTick.get(uid) ?? tick);
+        assert.ok(tick - hitTick.get(uid)! <= delayTicks, `replica keeps dead bullet ${uid}`);
+        continue;
+      }
+      const err = Math.hypot(server.x[i] - replica.pool.x[j], server.y[i] - replica.pool.y[j]);
+      worst = Math.max(worst, err);
+      assert.ok(err <= 1, `bullet ${uid} off by ${err} px on tick ${tick}`);
+    }
+  }
+  return { worst, peak, stage: instance.world.stage };
+}
+
+Deno.test("a replica fed through the real codec matches every bullet within 1 px", () => {
+  const { worst, peak, stage } = fightThroughWire(0);
+  console.log(`worst error through the codec: ${worst} px, peak ${peak} bullets`);
+  assert.equal(stage, "boss");
+  assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
+  assert.ok(worst <= 1);
+});
+
+Deno.test("a replica 9 ticks behind the wire fast-forwards every bullet to its server place", () => {
+  const { worst, peak } = fightThroughWire(9);
+  assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
+  assert.ok(worst <= 1);
+});

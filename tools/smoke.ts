@@ -1,0 +1,284 @@
+/**
+ * The smoke run: the real server process on a free 127.0.0.1 port and four bots
+ * over real WebSockets. They meet in the hub, walk into the portal, land in the
+ * same dungeon, fight the trash and the Warden; one escapes mid-fight; the rest
+ * clear the boss or die, and everyone ends in the hub. Every step is asserted from
+ * what the clients received; the last line is JSON with the traffic figures.
+ * `deno task smoke` runs it; tests/e2e/smoke_test.ts runs it in CI.
+ */
+import { Bot } from "../net/bot.ts";
+import { EnterReason, EventCode } from "../net/protocol.ts";
+
+/** Figures of one run; `downBytesPerSecPerClient` etc. are means over the boss fight. */
+export interface SmokeReport {
+  ok: boolean;
+  failures: string[];
+  steps: string[];
+  bossFightSeconds: number;
+  bossDefeated: boolean;
+  downBytesPerSecPerClient: number;
+  upBytesPerSecPerClient: number;
+  eventBytesPerSecPerClient: number;
+  peakLiveBullets: number;
+  meanLiveBullets: number;
+  naiveStateBytesPerSec: number;
+  schemaInsertOnlyBytesPerSec: number;
+  bulletTrafficRatio: number;
+  ticksLate: number;
+  serverExitCode: number | null;
+}
+
+/** Bytes a naive snapshot spends per bullet: uid:u32 + x:f32 + y:f32. */
+const NAIVE_BYTES_PER_BULLET = 12;
+/**
+ * The fair alternative: one immutable record per bullet (uid:u32, x, y, vx, vy as f32,
+ * radius:u8, ttl:u16, kind:u8, team:u8, accel:i16, turn:i16, birth tick:u32) plus
+ * a 1-byte message overhead, and a 5-byte delete (kind + uid) per early death.
+ */
+const SCHEMA_INSERT_BYTES = 4 + 16 + 1 + 2 + 1 + 1 + 2 + 2 + 4 + 1;
+const SCHEMA_DELETE_BYTES = 5;
+const SNAPSHOT_HZ = 20;
+
+async function freePort(): Promise<number> {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
+  const start = performance.now();
+  while (!cond()) {
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function fetchText(url: string): Promise<string> {
+  const res = await fetch(url);
+  return await res.text();
+}
+
+/** Runs the whole smoke scenario and reports; never throws for a game failure. */
+export async function runSmoke(opts: { log?: (line: string) => void } = {}): Promise<SmokeReport> {
+  const log = opts.log ?? (() => {});
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const server = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname],
+    env: { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const report: SmokeReport = {
+    ok: false,
+    failures: [],
+    steps: [],
+    bossFightSeconds: 0,
+    bossDefeated: false,
+    downBytesPerSecPerClient: 0,
+    upBytesPerSecPerClient: 0,
+    eventBytesPerSecPerClient: 0,
+    peakLiveBullets: 0,
+    meanLiveBullets: 0,
+    naiveStateBytesPerSec: 0,
+    schemaInsertOnlyBytesPerSec: 0,
+    bulletTrafficRatio: 0,
+    ticksLate: 0,
+    serverExitCode: null,
+  };
+  const step = (s: string) => {
+    report.steps.push(s);
+    log(`smoke: ${s}`);
+  };
+  const bots: Bot[] = [];
+  try {
+    const started = performance.now();
+    for (;;) {
+      try {
+        const res = await fetch(`${base}/healthz`);
+        const body = await res.json();
+        if (body.ok) break;
+      } catch {
+        // not listening yet
+      }
+      if (performance.now() - started > 30_000) throw new Error("server did not become healthy");
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    step(`server healthy on port ${port}`);
+
+    for (let i = 1; i <= 4; i++) {
+      bots.push(new Bot(`ws://127.0.0.1:${port}/ws`, { name: `bot${i}` }));
+    }
+    await waitFor(
+      "all bots in the hub",
+      () => bots.every((b) => b.client.runtime.instanceId === "hub"),
+      10_000,
+    );
+    step("4 bots joined the hub");
+
+    await waitFor(
+      "all bots in a dungeon",
+      () => bots.every((b) => b.client.runtime.instanceId.startsWith("dungeon")),
+      20_000,
+    );
+    const dungeon = bots[0].client.runtime.instanceId;
+    if (!bots.every((b) => b.client.runtime.instanceId === dungeon)) {
+      throw new Error(
+        `bots landed in different dungeons: ${bots.map((b) => b.client.runtime.instanceId)}`,
+      );
+    }
+    if (!bots.every((b) => b.log.enters.at(-1)?.reason === EnterReason.Portal)) {
+      throw new Error("a bot entered the dungeon for a reason other than the portal");
+    }
+    for (const b of bots) b.mode = "fight";
+    step(`all 4 walked through the portal into ${dungeon}`);
+
+    await waitFor(
+      "the Warden",
+      () => bots.some((b) => (b.log.events.get(EventCode.BossSpawned) ?? 0) > 0),
+      120_000,
+    );
+    const waves = bots[0].log.events.get(EventCode.WaveStarted) ?? 0;
+    const kills = bots[0].log.events.get(EventCode.EnemyKilled) ?? 0;
+    if (waves < 2) throw new Error(`expected 2 trash waves before the boss, saw ${waves}`);
+    step(`cleared ${waves} trash waves (${kills} kills); the Warden appeared`);
+
+    // Measure the boss fight from here.
+    const fighters = bots.filter((b) => b.client.runtime.instanceId === dungeon);
+    const t0 = performance.now();
+    const mark = fighters.map((b) => ({
+      down: b.client.runtime.bytesInTotal,
+      up: b.client.runtime.bytesOutTotal,
+      ev: b.client.runtime.eventBytesTotal,
+      spawned: b.client.runtime.bulletsSpawnedTotal,
+      hits: b.client.runtime.bulletHitsTotal,
+    }));
+    let liveSum = 0;
+    let liveSamples = 0;
+    const sampler = setInterval(() => {
+      const counts = fighters.filter((b) => b.client.runtime.instanceId === dungeon).map((b) =>
+        b.client.runtime.replica.count
+      );
+      if (counts.length === 0) return;
+      const live = Math.max(...counts);
+      liveSum += live;
+      liveSamples++;
+      report.peakLiveBullets = Math.max(report.peakLiveBullets, live);
+    }, 50);
+
+    const escaper = fighters[0];
+    await new Promise((r) => setTimeout(r, 8_000));
+    if (escaper.client.runtime.instanceId === dungeon && !escaper.log.died) {
+      escaper.mode = "escape";
+      step(`${escaper.name} starts an escape channel mid-fight`);
+      await waitFor(
+        `${escaper.name} to escape`,
+        () => escaper.log.escapeCompleted || escaper.log.died,
+        30_000,
+      );
+      if (escaper.log.escapeCompleted) {
+        await waitFor(
+          `${escaper.name} back in the hub`,
+          () => escaper.client.runtime.instanceId === "hub",
+          5_000,
+        );
+        const last = escaper.log.enters.at(-1);
+        if (last?.reason !== EnterReason.Escape) {
+          throw new Error("the escaper entered the hub without reason Escape");
+        }
+        const cancels = escaper.log.events.get(EventCode.EscapeCancelled) ?? 0;
+        step(`${escaper.name} escaped to the hub (${cancels} channel(s) cancelled by hits first)`);
+      } else {
+        step(`${escaper.name} died while channelling`);
+      }
+    } else {
+      step(`${escaper.name} died before it could try to escape`);
+    }
+
+    const rest = fighters.slice(1);
+    await waitFor(
+      "the fight to end with everyone in the hub",
+      () => rest.every((b) => b.client.runtime.instanceId === "hub"),
+      240_000,
+    );
+    clearInterval(sampler);
+    const seconds = (performance.now() - t0) / 1000;
+    report.bossFightSeconds = Math.round(seconds * 10) / 10;
+    report.bossDefeated = rest.some((b) => b.log.bossDefeatedSeen);
+    for (const b of rest) {
+      const reason = b.log.enters.at(-1)?.reason;
+      const expected = b.log.died ? EnterReason.Death : EnterReason.Cleared;
+      if (reason !== expected) {
+        throw new Error(`${b.name} returned with reason ${reason}, expected ${expected}`);
+      }
+    }
+    step(
+      report.bossDefeated
+        ? `the Warden fell; ${
+          rest.filter((b) => !b.log.died).length
+        } survivors returned after the celebration`
+        : "every remaining bot died and returned to the hub",
+    );
+
+    // Traffic over the boss fight, per client, from what the clients counted.
+    const per = fighters.map((b, i) => ({
+      down: b.client.runtime.bytesInTotal - mark[i].down,
+      up: b.client.runtime.bytesOutTotal - mark[i].up,
+      ev: b.client.runtime.eventBytesTotal - mark[i].ev,
+      spawned: b.client.runtime.bulletsSpawnedTotal - mark[i].spawned,
+      hits: b.client.runtime.bulletHitsTotal - mark[i].hits,
+    }));
+    // The bots that stayed to the end saw the whole fight; the escaper left early.
+    const whole = per.slice(1);
+    const mean = (f: (p: (typeof per)[number]) => number) =>
+      whole.reduce((a, p) => a + f(p), 0) / whole.length / seconds;
+    report.downBytesPerSecPerClient = Math.round(mean((p) => p.down));
+    report.upBytesPerSecPerClient = Math.round(mean((p) => p.up));
+    report.eventBytesPerSecPerClient = Math.round(mean((p) => p.ev));
+    report.meanLiveBullets = liveSamples ? Math.round(liveSum / liveSamples) : 0;
+    report.naiveStateBytesPerSec = Math.round(
+      report.meanLiveBullets * NAIVE_BYTES_PER_BULLET * SNAPSHOT_HZ,
+    );
+    report.schemaInsertOnlyBytesPerSec = Math.round(
+      mean((p) => p.spawned * SCHEMA_INSERT_BYTES + p.hits * SCHEMA_DELETE_BYTES),
+    );
+    report.bulletTrafficRatio = Math.round(
+      (report.schemaInsertOnlyBytesPerSec / Math.max(1, report.eventBytesPerSecPerClient)) * 10,
+    ) / 10;
+
+    const metrics = await fetchText(`${base}/metrics`);
+    const late = metrics.match(/^bh_ticks_late_total (\d+)/m);
+    report.ticksLate = late ? Number(late[1]) : -1;
+
+    for (const b of bots) await b.stop();
+    bots.length = 0;
+    const after = await fetchText(`${base}/metrics`);
+    const dungeons = after.match(/^bh_instances\{kind="dungeon"\} (\d+)/m);
+    if (!dungeons || Number(dungeons[1]) !== 0) {
+      throw new Error(`dungeons left after everyone left`);
+    }
+    step("no dungeon instance left once everyone disconnected");
+  } catch (err) {
+    report.failures.push((err as Error).message);
+  } finally {
+    for (const b of bots) await b.stop();
+    server.kill("SIGTERM");
+    const status = await server.status;
+    report.serverExitCode = status.code;
+    const stderr = await new Response(server.stderr).text().catch(() => "");
+    if (status.code !== 0) {
+      report.failures.push(`server exited with ${status.code}: ${stderr.slice(-500)}`);
+    } else step("server shut down cleanly on SIGTERM");
+  }
+  report.ok = report.failures.length === 0;
+  return report;
+}
+
+if (import.meta.main) {
+  const report = await runSmoke({ log: (line) => console.log(line) });
+  for (const f of report.failures) console.error(`smoke FAILED: ${f}`);
+  const { steps: _steps, ...figures } = report;
+  console.log(JSON.stringify(figures));
+  Deno.exit(report.ok ? 0 : 1);
+}
