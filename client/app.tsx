@@ -72,7 +72,9 @@ function ConnectScreen({ game }: { game: Game }) {
           {busy ? "Connecting…" : "Play"}
         </button>
         {error && <p class="error" role="alert" data-testid="connect-error">{error}</p>}
-        <p class="hint">WASD move · mouse aim · hold click or Space to fire · gamepad and touch work too</p>
+        <p class="hint">
+          WASD move · mouse aim · hold click or Space to fire · gamepad and touch work too
+        </p>
       </form>
     </div>
   );

@@ -41,16 +41,15 @@ const S = {
 const STYLES: readonly Style[] = [
   {
     shape: "bolt",
-    layers: [{ color: "rgba(120,170,255,0.55)", scale: 3 }, { color: "#cfe0ff", scale: 1.2 }],
+    layers: [{ color: "rgba(120,170,255,0.6)", scale: 4 }, { color: "#dbe6ff", scale: 1.5 }],
   },
   {
     shape: "bolt",
-    layers: [{ color: "rgba(90,245,255,0.7)", scale: 4 }, { color: "#ffffff", scale: 1.6 }],
+    layers: [{ color: "rgba(90,245,255,0.75)", scale: 5 }, { color: "#ffffff", scale: 2 }],
   },
   {
     shape: "block",
     layers: [
-      { color: "rgba(140,110,255,0.35)", scale: 1.35 },
       { color: "#8f74ff", scale: 1 },
       { color: "#e6e0ff", scale: 0.45 },
     ],
@@ -58,7 +57,6 @@ const STYLES: readonly Style[] = [
   {
     shape: "circle",
     layers: [
-      { color: "rgba(80,255,170,0.3)", scale: 1.6 },
       { color: "#3dffa8", scale: 1 },
       { color: "#f2fff8", scale: 0.45 },
     ],
@@ -66,7 +64,6 @@ const STYLES: readonly Style[] = [
   {
     shape: "circle",
     layers: [
-      { color: "rgba(190,110,255,0.3)", scale: 1.6 },
       { color: "#c06bff", scale: 1 },
       { color: "#fbf2ff", scale: 0.45 },
     ],
@@ -74,7 +71,6 @@ const STYLES: readonly Style[] = [
   {
     shape: "circle",
     layers: [
-      { color: "rgba(255,70,150,0.3)", scale: 1.55 },
       { color: "#ff4f9e", scale: 1 },
       { color: "#fff0f6", scale: 0.45 },
     ],
@@ -82,7 +78,6 @@ const STYLES: readonly Style[] = [
   {
     shape: "needle",
     layers: [
-      { color: "rgba(255,170,60,0.35)", scale: 1.5 },
       { color: "#ffb347", scale: 1 },
       { color: "#fff6e0", scale: 0.45 },
     ],
@@ -163,7 +158,12 @@ export class BulletLayer {
       const st = STYLES[s];
       for (const layer of st.layers) {
         ctx.beginPath();
-        tracePath(ctx, pool, { shape: st.shape, scale: layer.scale, from: start[s], to: start[s + 1] }, order);
+        tracePath(ctx, pool, {
+          shape: st.shape,
+          scale: layer.scale,
+          from: start[s],
+          to: start[s + 1],
+        }, order);
         if (st.shape === "bolt") {
           ctx.strokeStyle = layer.color;
           ctx.lineWidth = layer.scale;
@@ -191,7 +191,7 @@ function tracePath(
       // A streak behind the shot: reads as speed, and as "ours" against round enemy bullets.
       for (let k = from; k < to; k++) {
         const i = order[k];
-        const len = radius[i] * 3;
+        const len = radius[i] * 4;
         ctx.moveTo(x[i] - dirX[i] * len, y[i] - dirY[i] * len);
         ctx.lineTo(x[i] + dirX[i] * radius[i], y[i] + dirY[i] * radius[i]);
       }

@@ -5,10 +5,11 @@
  */
 import type { ArenaDef } from "../sim/mod.ts";
 
-/** World pixels the zoom tries to fit on screen: the whole hub, most of the dungeon. */
-const FIT_WIDTH_PX = 960;
-const FIT_HEIGHT_PX = 760;
-const MIN_SCALE = 0.5;
+/**
+ * Zoom limits. The zoom fits the whole arena when it can: in a bullet-hell what
+ * kills you comes from off-screen otherwise. Small screens stop at MIN_SCALE and scroll.
+ */
+const MIN_SCALE = 0.55;
 const MAX_SCALE = 1.6;
 /** World pixels shown past the arena edge, so the border reads as a wall. */
 const EDGE_MARGIN_PX = 24;
@@ -25,11 +26,17 @@ export class Camera {
   viewH = 1;
 
   /** Fits the zoom to the view and centres on `target`, clamped to the arena. */
-  follow(target: { x: number; y: number }, opts: { arena: ArenaDef; viewW: number; viewH: number }) {
+  follow(
+    target: { x: number; y: number },
+    opts: { arena: ArenaDef; viewW: number; viewH: number },
+  ): void {
     const { arena, viewW, viewH } = opts;
     this.viewW = viewW;
     this.viewH = viewH;
-    const fit = Math.min(viewW / FIT_WIDTH_PX, viewH / FIT_HEIGHT_PX);
+    const fit = Math.min(
+      viewW / (arena.widthPx + 2 * EDGE_MARGIN_PX),
+      viewH / (arena.heightPx + 2 * EDGE_MARGIN_PX),
+    );
     this.scale = Math.max(MIN_SCALE, Math.min(MAX_SCALE, fit));
     this.x = clampAxis(target.x, viewW / this.scale, arena.widthPx);
     this.y = clampAxis(target.y, viewH / this.scale, arena.heightPx);

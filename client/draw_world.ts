@@ -104,10 +104,6 @@ export function drawPortal(
   }
   ctx.fillStyle = "#e7dcff";
   ctx.fill();
-  ctx.font = "600 13px system-ui, sans-serif";
-  ctx.textAlign = "center";
-  ctx.fillStyle = "rgba(225,210,255,0.85)";
-  ctx.fillText("PORTAL — walk in", x, y + r * 2 + 8);
 }
 
 /** A trash enemy by kind, with its HP bar. */
@@ -169,12 +165,12 @@ export function drawEnemy(
   ctx.restore();
   const maxHp = def?.hp ?? e.hp;
   const frac = maxHp > 0 ? Math.max(0, Math.min(1, e.hp / maxHp)) : 0;
-  const bw = r * 2.2;
-  const by = e.y - r - 11;
-  ctx.fillStyle = "rgba(0,0,0,0.65)";
-  ctx.fillRect(e.x - bw / 2 - 1, by - 1, bw + 2, 6);
+  const bw = r * 2.4;
+  const by = e.y - r - 13;
+  ctx.fillStyle = "rgba(0,0,0,0.7)";
+  ctx.fillRect(e.x - bw / 2 - 1.5, by - 1.5, bw + 3, 8);
   ctx.fillStyle = frac > 0.5 ? "#6dff8e" : frac > 0.25 ? "#ffd54a" : "#ff5a4a";
-  ctx.fillRect(e.x - bw / 2, by, bw * frac, 4);
+  ctx.fillRect(e.x - bw / 2, by, bw * frac, 5);
 }
 
 /** The Warden: large, stationary, coloured by phase, pulsing while it folds. */
@@ -302,28 +298,44 @@ export function drawHitbox(ctx: CanvasRenderingContext2D, ship: ShipView): void 
   ctx.stroke();
 }
 
-/** Name tags above ships (own tag brighter). */
-export function drawNameTags(
+/** A point on screen, in CSS pixels. */
+type ToScreen = (x: number, y: number) => { x: number; y: number };
+
+/**
+ * Name tags above ships (own tag brighter) and the portal's label. Drawn in screen
+ * space so text stays legible at any zoom; the context holds the CSS-pixel transform.
+ */
+export function drawLabels(
   ctx: CanvasRenderingContext2D,
-  ships: readonly ShipView[],
-  selfId: number,
+  scene: Scene,
+  toScreen: ToScreen,
 ): void {
-  ctx.font = "600 12px system-ui, sans-serif";
   ctx.textAlign = "center";
+  ctx.lineJoin = "round";
   ctx.lineWidth = 3;
   ctx.strokeStyle = "rgba(5,6,14,0.85)";
+  const portal = scene.world.portal;
+  if (portal) {
+    const at = toScreen(portal.x, portal.y + portal.radiusPx * 2);
+    ctx.font = "600 13px system-ui, sans-serif";
+    ctx.fillStyle = "rgba(225,210,255,0.85)";
+    ctx.fillText("PORTAL — walk in", at.x, at.y + 14);
+  }
+  ctx.font = "600 12px system-ui, sans-serif";
+  const selfId = scene.self?.id ?? 0;
+  const ships = scene.self ? [...scene.others, scene.self] : scene.others;
   for (const s of ships) {
-    const self = s.id === selfId;
     const dim = (s.flags & PlayerFlag.Active) === 0;
     const tag = (s.flags & PlayerFlag.Dead) !== 0
-      ? `${s.name} ✝`
+      ? `${s.name} (down)`
       : (s.flags & PlayerFlag.Escaped) !== 0
-      ? `${s.name} ↑`
+      ? `${s.name} (escaped)`
       : s.name;
+    const at = toScreen(s.x, s.y);
     ctx.globalAlpha = dim ? 0.45 : 1;
-    ctx.strokeText(tag, s.x, s.y - 28);
-    ctx.fillStyle = self ? SELF_COLOR : "#f0eefc";
-    ctx.fillText(tag, s.x, s.y - 28);
+    ctx.strokeText(tag, at.x, at.y - 24);
+    ctx.fillStyle = s.id === selfId ? SELF_COLOR : "#f0eefc";
+    ctx.fillText(tag, at.x, at.y - 24);
   }
   ctx.globalAlpha = 1;
 }

@@ -8,10 +8,10 @@ import { signal } from "@preact/signals";
 import { BOSSES } from "../content/mod.ts";
 import type { ClientRuntime } from "../net/client_runtime.ts";
 import {
+  type EnterMsg,
   EnterReason,
   EscapeCancelCode,
   EventCode,
-  type EnterMsg,
   type HitRecord,
   type NetEvent,
 } from "../net/protocol.ts";
@@ -62,6 +62,7 @@ export class Game {
   #client: WsClient | undefined;
   #renderer: Renderer | undefined;
   #bench: BenchScene | undefined;
+  #benchFlush = false;
   #raf = 0;
   #interval: ReturnType<typeof setInterval> | undefined;
   #flashes: HitFlash[] = [];
@@ -99,6 +100,7 @@ export class Game {
   /** Gives the game its canvas (the play view mounts it once). */
   attachCanvas(canvas: HTMLCanvasElement): void {
     this.#renderer = new Renderer(canvas);
+    this.#renderer.flushForTiming = this.#benchFlush;
   }
 
   /** Connects as `name` (remembered for next time). */
@@ -122,6 +124,7 @@ export class Game {
   startBench(bullets: number, opts: { flush: boolean }): void {
     this.#bench = new BenchScene(bullets);
     this.screen.value = "playing";
+    this.#benchFlush = opts.flush;
     if (this.#renderer) this.#renderer.flushForTiming = opts.flush;
     this.hud.netgraphOn.value = true;
     this.#startLoops();
@@ -255,6 +258,7 @@ export class Game {
   #onEnter(e: EnterMsg): void {
     const now = performance.now();
     this.hud.reset();
+    this.hud.toasts.value = []; // news from the instance we left would only confuse
     this.#flashes = [];
     const toast = (text: string, tone: "info" | "good" = "info") =>
       this.hud.toast(text, { nowMs: now, tone, forMs: 3500 });

@@ -139,7 +139,7 @@ export class HudState {
 
       // Stage and wave.
       if (!world || world.kind === "hub") {
-        this.stage.value = world ? "Hub — walk into the portal" : "";
+        this.stage.value = world ? "Safe room · the portal leads to the Fold" : "";
         this.#setWave(null);
       } else if (snap) {
         const enemies = snap.enemies;

@@ -48,7 +48,14 @@ export class InputController {
   #aimRad = -Math.PI / 2;
   /** Which device aimed last: a mouse at rest must not override a stick. */
   #aimSource: "mouse" | "pad" | "touch" = "mouse";
-  readonly touch: TouchState = { moveX: 0, moveY: 0, aimX: 0, aimY: 0, aiming: false, escape: false };
+  readonly touch: TouchState = {
+    moveX: 0,
+    moveY: 0,
+    aimX: 0,
+    aimY: 0,
+    aiming: false,
+    escape: false,
+  };
   readonly #onToggleNetgraph: () => void;
   readonly #listeners: [string, (e: Event) => void][];
   /** The aim of the newest sample, in angle units. */

@@ -1,4 +1,41 @@
-/** Placeholder entry replaced by the real client. */
+/**
+ * Browser entry: injects the stylesheet, builds the Game for this page's server
+ * (ws: or wss: on the same host, path /ws) and mounts the screens. `?bench=N`
+ * skips networking and draws a synthetic scene of N bullets for
+ * tools/render_bench.ts (`&flush=1` also times the rasteriser).
+ */
 import { render } from "preact";
+import { App } from "./app.tsx";
+import { Game } from "./game.ts";
+import { CSS } from "./styles.ts";
 
-render(<p>Loading…</p>, document.getElementById("app")!);
+const style = document.createElement("style");
+style.textContent = CSS;
+document.head.append(style);
+
+const params = new URLSearchParams(location.search);
+const game = new Game({
+  url: `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`,
+  storage: globalThis.localStorage,
+});
+
+render(<App game={game} />, document.getElementById("app")!);
+
+const bench = Number(params.get("bench") ?? 0);
+if (bench > 0) game.startBench(Math.floor(bench), { flush: params.get("flush") === "1" });
+
+/**
+ * Debug handle for tests only (tests/e2e/browser_test.ts, tools/render_bench.ts):
+ * `__bh.runtime` is the live ClientRuntime, `__bh.renderer` the canvas renderer
+ * (camera, last own-ship screen position, draw timings). Nothing in the game reads it.
+ */
+Object.assign(globalThis, {
+  __bh: {
+    get runtime() {
+      return game.runtime;
+    },
+    get renderer() {
+      return game.renderer;
+    },
+  },
+});

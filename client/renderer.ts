@@ -12,7 +12,7 @@ import {
   drawEnemy,
   drawFlashes,
   drawHitbox,
-  drawNameTags,
+  drawLabels,
   drawPortal,
   drawShip,
 } from "./draw_world.ts";
@@ -115,7 +115,8 @@ export class Renderer {
     this.#bullets.draw(ctx, scene.bullets, { selfId: self?.id ?? 0, view });
     if (self && (self.flags & PlayerFlag.Active) !== 0) drawHitbox(ctx, self);
     drawFlashes(ctx, scene);
-    drawNameTags(ctx, self ? [...scene.others, self] : scene.others, self?.id ?? 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    drawLabels(ctx, scene, (x, y) => cam.toScreen(x, y));
     this.lastSelfScreen = self && cam.toScreen(self.x, self.y);
   }
 }

@@ -62,6 +62,23 @@ export class ByteWriter {
     this.#view.setFloat64(at, v, true);
   }
 
+  /** Unsigned LEB128: 1 byte below 128, 2 below 16384, up to 5 for a uint32. */
+  varuint(v: number): void {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
+      throw new CodecError(`Cannot encode varuint ${v}`);
+    }
+    while (v >= 0x80) {
+      this.u8((v & 0x7f) | 0x80);
+      v = Math.floor(v / 128);
+    }
+    this.u8(v);
+  }
+
+  /** Signed varint (zigzag then LEB128). */
+  varint(v: number): void {
+    this.varuint(v < 0 ? -2 * v - 1 : 2 * v);
+  }
+
   /** A copy of the bytes written so far. */
   bytes(): Uint8Array {
     return this.#buf.slice(0, this.length);
@@ -115,5 +132,20 @@ export class ByteReader {
   }
   f64(): number {
     return this.#view.getFloat64(this.#take(8), true);
+  }
+
+  varuint(): number {
+    let v = 0;
+    for (let shift = 1, i = 0; i < 5; i++, shift *= 128) {
+      const b = this.u8();
+      v += (b & 0x7f) * shift;
+      if ((b & 0x80) === 0) return v;
+    }
+    throw new CodecError(`Cannot decode ${this.#what}: varint longer than 5 bytes`);
+  }
+
+  varint(): number {
+    const z = this.varuint();
+    return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
   }
 }

@@ -36,6 +36,7 @@ import {
   PROTOCOL_VERSION,
   ServerKind,
   type SnapshotMsg,
+  StageCode,
 } from "./protocol.ts";
 
 /** What the player wants this tick, before it becomes a frame. */
@@ -138,8 +139,12 @@ export class ClientRuntime {
   bytesOutTotal = 0;
   /** Bytes of Events messages: the bullet and event stream. */
   eventBytesTotal = 0;
+  /** Bytes of volley and hit records inside them: the bullet traffic proper. */
+  bulletBytesTotal = 0;
   bulletsSpawnedTotal = 0;
+  /** Hits (early deaths) the server sent. */
   bulletHitsTotal = 0;
+  #sunkBefore = 0;
 
   constructor(opts: RuntimeOptions) {
     this.#send = opts.send;
@@ -216,8 +221,13 @@ export class ClientRuntime {
     this.instanceId = msg.instanceId;
     this.roster.clear();
     for (const r of msg.roster) this.roster.set(r.id, r.name);
+    this.#sunkBefore += this.#replica?.sunkTotal ?? 0;
     // The Enter's bullets are the server's state at the end of the tick before msg.tick.
     this.#replica = new BulletReplica(world.arena, { tick: msg.tick - 1, bullets: msg.bullets });
+    if (msg.stage === StageCode.boss && world.boss) {
+      const b = world.boss;
+      this.#replica.setShotSink({ x: b.x, y: b.y, r: b.radiusPx }, msg.tick - 1);
+    }
     this.#snapshots = [];
     this.#history = [];
     this.#predicting = false;
@@ -296,18 +306,13 @@ export class ClientRuntime {
   #events(msg: EventsMsg): void {
     const replica = this.#replica;
     if (!replica) return;
-    for (const v of msg.volleys) {
-      replica.spawn(v);
-      this.bulletsSpawnedTotal += v.angles.length;
-    }
+    replica.applyEvents(msg);
+    for (const v of msg.volleys) this.bulletsSpawnedTotal += v.angles.length;
+    this.bulletBytesTotal += msg.bulletBytes ?? 0;
     this.bulletHitsTotal += msg.hits.length;
-    for (const h of msg.hits) {
-      replica.hit(h);
-      this.#onHit?.(h, msg.tick);
-    }
+    for (const h of msg.hits) this.#onHit?.(h, msg.tick);
     for (const e of msg.events) {
-      if (e[0] === EventCode.BulletsCleared) replica.clearTeam(e[1] as number);
-      else if (e[0] === EventCode.PlayerJoined) this.roster.set(e[1] as number, String(e[2]));
+      if (e[0] === EventCode.PlayerJoined) this.roster.set(e[1] as number, String(e[2]));
       else if (e[0] === EventCode.PlayerLeft) this.roster.delete(e[1] as number);
       this.#onEvent?.(e, msg.tick);
     }
@@ -362,6 +367,11 @@ export class ClientRuntime {
   /** The bullet replica, at the client's predicted tick. */
   get replica(): BulletPool {
     return this.#replica?.pool ?? EMPTY_POOL;
+  }
+
+  /** Early bullet deaths: hits the server sent plus shots the replica saw die on the boss. */
+  get bulletEarlyDeathsTotal(): number {
+    return this.bulletHitsTotal + this.#sunkBefore + (this.#replica?.sunkTotal ?? 0);
   }
 
   /** The tick the replica has been integrated to. */

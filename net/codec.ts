@@ -244,23 +244,30 @@ function unpackEnemies(b: Uint8Array): EnemySnap[] {
   return out;
 }
 
+/** Hits as varints: uid as a delta from the previous hit's, so a batch costs ~4 bytes a hit. */
 function packHits(hits: readonly HitRecord[]): Uint8Array {
-  const w = new ByteWriter(hits.length * 9);
+  const w = new ByteWriter(hits.length * 5);
+  let prevUid = 0;
   for (const h of hits) {
-    w.u32(h.uid);
+    w.varint(h.uid - prevUid);
+    prevUid = h.uid;
     w.u8(h.target);
-    w.u16(h.targetId);
-    w.u16(Math.round(h.damage * 100));
+    w.varuint(h.targetId);
+    w.varuint(Math.round(h.damage * 100));
   }
   return w.bytes();
 }
 
 function unpackHits(b: Uint8Array): HitRecord[] {
-  if (b.byteLength % 9 !== 0) fail("hits", `${b.byteLength} bytes`);
   const r = new ByteReader(b, "hits");
   const out: HitRecord[] = [];
+  let uid = 0;
   while (r.remaining > 0) {
-    out.push({ uid: r.u32(), target: r.u8(), targetId: r.u16(), damage: r.u16() / 100 });
+    uid += r.varint();
+    if (uid < 0 || uid > MAX_UINT32) fail("hits", `uid ${uid} out of range`);
+    const target = r.u8();
+    if (target > 2) fail("hits", `unknown target ${target}`);
+    out.push({ uid, target, targetId: r.varuint(), damage: r.varuint() / 100 });
   }
   return out;
 }
@@ -347,7 +354,7 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
       return enc.encodeValue([
         msg.kind,
         msg.tick,
-        encodeVolleys(msg.volleys),
+        encodeVolleys(msg.volleys, msg.tick),
         packHits(msg.hits),
         msg.events,
       ]);
@@ -427,12 +434,15 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         }
         return ev as unknown as NetEvent;
       });
+      const volleyBytes = bytes(raw[2], "volleys");
+      const hitBytes = bytes(raw[3], "hits");
       return {
         kind,
         tick,
-        volleys: decodeVolleys(bytes(raw[2], "volleys"), tick),
-        hits: unpackHits(bytes(raw[3], "hits")),
+        volleys: decodeVolleys(volleyBytes, tick),
+        hits: unpackHits(hitBytes),
         events,
+        bulletBytes: volleyBytes.byteLength + hitBytes.byteLength,
       };
     }
     case ServerKind.Pong:

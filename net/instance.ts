@@ -7,6 +7,7 @@
 import {
   type BulletPool,
   Button,
+  HitTarget,
   type InputFrame,
   InputQueue,
   type InputVerdict,
@@ -60,6 +61,9 @@ export class Instance {
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
   readonly #inputs = new Map<number, InputFrame>();
+  #batch:
+    | { baseTick: number; volleys: Volley[]; hits: HitRecord[]; small: NetEvent[] }
+    | undefined;
 
   constructor(
     id: string,
@@ -85,6 +89,8 @@ export class Instance {
 
   /** Puts a peer's ship in the world and tells it where it is. */
   join(peer: Peer, reason: EnterReason): void {
+    // Bullets born so far travel in the Enter message; the batch must not repeat them.
+    this.#flush();
     this.world.addPlayer(peer.playerId, peer.name);
     this.#members.set(peer.playerId, { peer, queue: new InputQueue(INPUT_LIMITS) });
     this.#pendingEvents.push([EventCode.PlayerJoined, peer.playerId, peer.name]);
@@ -124,21 +130,42 @@ export class Instance {
     this.#inputs.clear();
     for (const [id, m] of this.#members) this.#inputs.set(id, m.queue.take(tick));
     const events = world.step(this.#inputs);
-    const orders = this.#broadcastEvents(tick, events);
+    const orders = this.#collect(tick, events);
     for (let i = this.#scheduled.length - 1; i >= 0; i--) {
       if (this.#scheduled[i].atTick <= world.tick) {
         orders.push(this.#scheduled[i].order);
         this.#scheduled.splice(i, 1);
       }
     }
-    if (tick % TICKS_PER_SNAPSHOT === 0) this.#sendSnapshots(tick);
+    // Events go out once per snapshot interval (one message instead of three), and at
+    // once when someone is about to leave, so they hear how their stay ended.
+    const snapshotTick = tick % TICKS_PER_SNAPSHOT === 0;
+    if (snapshotTick || orders.length > 0) this.#flush();
+    if (snapshotTick) this.#sendSnapshots(tick);
     return orders;
   }
 
-  #broadcastEvents(tick: number, events: readonly SimEvent[]): TransferOrder[] {
-    const volleys: Volley[] = [];
-    const hits: HitRecord[] = [];
-    const small = this.#pendingEvents.splice(0);
+  /** Sends the batched events to every member. */
+  #flush(): void {
+    const batch = this.#batch;
+    this.#batch = undefined;
+    if (!batch) return;
+    batch.small.unshift(...this.#pendingEvents.splice(0));
+    if (batch.volleys.length === 0 && batch.hits.length === 0 && batch.small.length === 0) return;
+    const bytes = encodeServerMessage(this.#encoder, {
+      kind: ServerKind.Events,
+      tick: batch.baseTick,
+      volleys: batch.volleys,
+      hits: batch.hits,
+      events: batch.small,
+    });
+    for (const m of this.#members.values()) m.peer.sendReliable(bytes);
+  }
+
+  /** Adds a tick's events to the batch; returns the transfers they decide. */
+  #collect(tick: number, events: readonly SimEvent[]): TransferOrder[] {
+    this.#batch ??= { baseTick: tick, volleys: [], hits: [], small: [] };
+    const { volleys, hits, small } = this.#batch;
     const orders: TransferOrder[] = [];
     const later = (delay: number, order: TransferOrder) =>
       this.#scheduled.push({ atTick: this.world.tick + delay, order });
@@ -148,6 +175,8 @@ export class Instance {
           volleys.push(e.volley);
           break;
         case "bulletHit":
+          // Shots die on the stationary boss identically in every replica: no traffic.
+          if (e.target === HitTarget.Boss) break;
           hits.push({ uid: e.uid, target: e.target, targetId: e.targetId, damage: e.damage });
           break;
         case "bulletsCleared":
@@ -188,13 +217,13 @@ export class Instance {
           small.push([EventCode.EnemyKilled, e.enemyId]);
           break;
         case "bossSpawned":
-          small.push([EventCode.BossSpawned, e.bossId, e.maxHp]);
+          small.push([EventCode.BossSpawned, e.bossId, e.maxHp, tick]);
           break;
         case "bossPhase":
           small.push([EventCode.BossPhase, e.phase]);
           break;
         case "bossDefeated":
-          small.push([EventCode.BossDefeated]);
+          small.push([EventCode.BossDefeated, tick]);
           for (const p of this.world.players.values()) {
             if (p.status === "active") {
               later(TRANSFER_DELAYS.clearedReturnTicks, {
@@ -206,16 +235,6 @@ export class Instance {
           }
           break;
       }
-    }
-    if (volleys.length > 0 || hits.length > 0 || small.length > 0) {
-      const bytes = encodeServerMessage(this.#encoder, {
-        kind: ServerKind.Events,
-        tick,
-        volleys,
-        hits,
-        events: small,
-      });
-      for (const m of this.#members.values()) m.peer.sendReliable(bytes);
     }
     return orders;
   }

@@ -21,9 +21,10 @@
  *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null]
  *            player: id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8 (/255)
  *            enemy:  id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
- *   Events   [15, tick:uint32, volleys:bytes, hits:bytes(9·n), events:[[code, …fields]…]]
- *            hit: uid:u32 target:u8 targetId:u16 damage:u16 (hundredths)
- *            volleys: see net/volley_codec.ts
+ *   Events   [15, baseTick:uint32, volleys:bytes, hits:bytes, events:[[code, …fields]…]]
+ *            one batch per snapshot interval (≤ 3 ticks), flushed early before a transfer
+ *            hit: uidDelta:varint target:u8 targetId:varuint damage:varuint (hundredths)
+ *            volleys: see net/volley_codec.ts (each record carries its tick − baseTick)
  *   Pong     [16, clientTimeMs:uint32, tick:uint32]
  */
 import type { InputFrame, Volley } from "../sim/mod.ts";
@@ -82,7 +83,11 @@ export const CloseCode = {
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 
-/** Codes of the small events carried in an Events message. */
+/**
+ * Codes of the small events carried in an Events message. Fields follow the code;
+ * BossSpawned and BossDefeated end with the tick they happened on, because the
+ * replica consumes player shots on the stationary boss from exactly that tick.
+ */
 export const EventCode = {
   BulletsCleared: 1,
   PlayerHit: 2,
@@ -211,10 +216,13 @@ export interface HitRecord {
 export type NetEvent = readonly [number, ...(number | string)[]];
 export interface EventsMsg {
   readonly kind: typeof ServerKind.Events;
+  /** The first tick of the batch; volleys carry their own birth ticks. */
   readonly tick: number;
   readonly volleys: readonly Volley[];
   readonly hits: readonly HitRecord[];
   readonly events: readonly NetEvent[];
+  /** Set by the decoder: bytes the volleys and hits took on the wire (for traffic figures). */
+  readonly bulletBytes?: number;
 }
 export interface PongMsg {
   readonly kind: typeof ServerKind.Pong;

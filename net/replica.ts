@@ -4,15 +4,26 @@
  * tick T is placed where the server's copy is by running the shared integration
  * for every tick it spent on the wire.
  */
+import { BOSSES } from "../content/mod.ts";
 import {
   type ArenaDef,
   BulletPool,
-  fastForward,
+  circlesOverlap,
   spawnVolley,
   stepBullets,
+  Team,
   type Volley,
 } from "../sim/mod.ts";
-import type { BulletState, HitRecord } from "./protocol.ts";
+import { type BulletState, EventCode, type EventsMsg, type HitRecord } from "./protocol.ts";
+
+/** A stationary body that consumes player shots on contact (the boss), while it stands. */
+interface ShotSink {
+  readonly x: number;
+  readonly y: number;
+  readonly r: number;
+  readonly fromTick: number;
+  untilTick: number;
+}
 
 /** A bullet field that trails or leads the server by any number of ticks. */
 export class BulletReplica {
@@ -23,6 +34,9 @@ export class BulletReplica {
   #pending: Volley[] = [];
   /** Uids killed before their volley was spawned here. */
   readonly #deadEarly = new Set<number>();
+  #sink: ShotSink | undefined;
+  /** Player shots that died on the boss here, with no message (for traffic figures). */
+  sunkTotal = 0;
 
   constructor(arena: ArenaDef, opts: { tick: number; bullets?: readonly BulletState[] }) {
     this.#arena = arena;
@@ -36,7 +50,37 @@ export class BulletReplica {
     this.tick = opts.tick;
     this.#pending = [];
     this.#deadEarly.clear();
+    this.#sink = undefined;
     for (const b of opts.bullets ?? []) addBulletState(this.pool, b);
+  }
+
+  /**
+   * The boss stands at (x, y) from `fromTick`: player shots touching it die there,
+   * exactly as on the server, which therefore sends no hit for them.
+   */
+  setShotSink(body: { x: number; y: number; r: number }, fromTick: number): void {
+    this.#sink = { ...body, fromTick, untilTick: Infinity };
+  }
+
+  /** The boss is gone after `tick`. */
+  endShotSink(tick: number): void {
+    if (this.#sink) this.#sink.untilTick = tick;
+  }
+
+  /** Applies one Events message: spawns, early deaths, clears and the boss's arrival and fall. */
+  applyEvents(msg: EventsMsg): void {
+    for (const e of msg.events) {
+      if (e[0] === EventCode.BossSpawned) {
+        const boss = BOSSES[e[1] as number];
+        if (boss) this.setShotSink({ x: boss.x, y: boss.y, r: boss.radiusPx }, e[3] as number);
+      } else if (e[0] === EventCode.BossDefeated) {
+        this.endShotSink(e[1] as number);
+      } else if (e[0] === EventCode.BulletsCleared) {
+        this.clearTeam(e[1] as number);
+      }
+    }
+    for (const v of msg.volleys) this.spawn(v);
+    for (const h of msg.hits) this.hit(h);
   }
 
   /** Adds a volley: now, fast-forwarded by its flight time, or when the replica reaches its birth tick. */
@@ -52,7 +96,25 @@ export class BulletReplica {
         if (this.#deadEarly.delete(this.pool.uid[i])) this.pool.remove(i);
       }
     }
-    fastForward(this.pool, this.#arena, { from, ticks: this.tick - volley.birthTick });
+    // The same integration the server ran, one tick at a time, sink included.
+    this.#sinkShots(volley.birthTick, from);
+    for (let t = volley.birthTick + 1; t <= this.tick && this.pool.count > from; t++) {
+      stepBullets(this.pool, this.#arena, from);
+      this.#sinkShots(t, from);
+    }
+  }
+
+  #sinkShots(tick: number, from: number): void {
+    const sink = this.#sink;
+    if (!sink || tick < sink.fromTick || tick > sink.untilTick) return;
+    const pool = this.pool;
+    for (let i = pool.count - 1; i >= from; i--) {
+      if (pool.team[i] !== Team.Player) continue;
+      if (circlesOverlap(pool.x[i], pool.y[i], pool.radius[i], sink.x, sink.y, sink.r)) {
+        pool.remove(i);
+        this.sunkTotal++;
+      }
+    }
   }
 
   /** Removes a bullet that died early on the server (remembered if not spawned here yet). */
@@ -73,11 +135,12 @@ export class BulletReplica {
     while (this.tick < tick) {
       this.tick++;
       stepBullets(this.pool, this.#arena);
-      if (this.#pending.length === 0) continue;
       const due = this.#pending.filter((v) => v.birthTick <= this.tick);
-      if (due.length === 0) continue;
-      this.#pending = this.#pending.filter((v) => v.birthTick > this.tick);
-      for (const v of due) this.spawn(v);
+      if (due.length > 0) {
+        this.#pending = this.#pending.filter((v) => v.birthTick > this.tick);
+        for (const v of due) this.spawn(v);
+      }
+      this.#sinkShots(this.tick, 0);
     }
   }
 }

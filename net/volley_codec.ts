@@ -2,9 +2,10 @@
  * Hand-packed bullet spawns: the hot path of the event stream. One record per
  * volley (emitter shot); the fields every bullet of the shot shares go once.
  *
- *   flags:u8   bits 0–1 layout, bit 6 explicit uid, bit 7 player team
+ *   flags:u8   bits 0–1 layout, bits 2–5 birth tick − the message's base tick (0–15),
+ *              bit 6 explicit uid, bit 7 player team
  *   [uid0:u32] only with bit 6; otherwise uid0 follows the previous record's last uid
- *   layout 3 (player shot): owner:u16 x:i16 y:i16 angle:u16   spec and speed are the player's
+ *   layout 3 (player shot): owner:varuint x:i16 y:i16 angle:u16   spec and speed are the player's
  *   layouts 0–2: kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16 (1/4 px/s) accel:i16 (px/s²)
  *                turn:i16 (mrad/s) damage:u8 count:u8, then
  *     0 fan  (one origin):  x:i16 y:i16, count × angle:u16
@@ -34,8 +35,11 @@ function allEqual(a: readonly number[]): boolean {
   return true;
 }
 
-/** Packs a tick's volleys, oldest first. */
-export function encodeVolleys(volleys: readonly Volley[]): Uint8Array {
+/** Largest birth-tick offset a record can carry: a batch spans at most 16 ticks. */
+export const MAX_TICK_DELTA = 15;
+
+/** Packs volleys born on ticks baseTick…baseTick+15, oldest first. */
+export function encodeVolleys(volleys: readonly Volley[], baseTick: number): Uint8Array {
   const w = new ByteWriter(64);
   let expectedUid = -1;
   for (const v of volleys) {
@@ -51,11 +55,20 @@ export function encodeVolleys(volleys: readonly Volley[]): Uint8Array {
       ? Layout.Line
       : Layout.Full;
     const explicit = v.uid0 !== expectedUid;
-    w.u8(layout | (explicit ? EXPLICIT_UID : 0) | (v.team === Team.Player ? PLAYER_TEAM : 0));
+    const delta = v.birthTick - baseTick;
+    if (!Number.isInteger(delta) || delta < 0 || delta > MAX_TICK_DELTA) {
+      throw new CodecError(
+        `Cannot encode a volley born on ${v.birthTick} in a batch from ${baseTick}`,
+      );
+    }
+    w.u8(
+      layout | (delta << 2) | (explicit ? EXPLICIT_UID : 0) |
+        (v.team === Team.Player ? PLAYER_TEAM : 0),
+    );
     if (explicit) w.u32(v.uid0);
     expectedUid = (v.uid0 + n) >>> 0;
     if (layout === Layout.PlayerShot) {
-      w.u16(v.owner);
+      w.varuint(v.owner);
       w.i16(v.xs[0]);
       w.i16(v.ys[0]);
       w.u16(v.angles[0]);
@@ -92,22 +105,22 @@ export function encodeVolleys(volleys: readonly Volley[]): Uint8Array {
   return w.bytes();
 }
 
-/** Unpacks what `encodeVolleys` wrote, stamping each volley with `birthTick`. */
-export function decodeVolleys(bytes: Uint8Array, birthTick: number): Volley[] {
+/** Unpacks what `encodeVolleys` wrote for a batch starting at `baseTick`. */
+export function decodeVolleys(bytes: Uint8Array, baseTick: number): Volley[] {
   const r = new ByteReader(bytes, "volleys");
   const out: Volley[] = [];
   let nextUid = -1;
   while (r.remaining > 0) {
     const flags = r.u8();
     const layout = flags & 0x03;
-    if ((flags & 0x3c) !== 0) throw new CodecError(`Cannot decode volleys: bad flags ${flags}`);
+    const birthTick = baseTick + ((flags >> 2) & 0x0f);
     let uid0 = nextUid;
     if (flags & EXPLICIT_UID) uid0 = r.u32();
     else if (uid0 < 0) throw new CodecError("Cannot decode volleys: first record has no uid");
     const team = flags & PLAYER_TEAM ? Team.Player : Team.Enemy;
     let volley: Volley;
     if (layout === Layout.PlayerShot) {
-      const owner = r.u16();
+      const owner = r.varuint();
       const x = r.i16();
       const y = r.i16();
       const angle = r.u16();

@@ -8,7 +8,7 @@ import { BulletPool, quantizeAngle, quantizePos, spawnVolley, stepBullets } from
 import type { Volley } from "./bullets.ts";
 import { armEmitter, type EmitterState, type FireContext, tickEmitter } from "./emitters.ts";
 import { HitTarget, type SimEvent } from "./events.ts";
-import { clamp, pushCircleOutOfRect } from "./geometry.ts";
+import { circlesOverlap, clamp, pushCircleOutOfRect } from "./geometry.ts";
 import { movePlayer } from "./movement.ts";
 import { Rng } from "./rng.ts";
 import { TICK_S } from "./time.ts";
@@ -383,7 +383,7 @@ export class SimWorld {
       }
       for (let k = 0; k < this.enemies.length; k++) {
         const e = this.enemies[k];
-        if (!overlapsXY(x, y, r, e.x, e.y, e.def.radiusPx)) continue;
+        if (!circlesOverlap(x, y, r, e.x, e.y, e.def.radiusPx)) continue;
         e.hp -= damage;
         this.#emit({
           type: "bulletHit",
@@ -438,7 +438,7 @@ export class SimWorld {
       const pr = this.def.player.radiusPx;
       for (let i = pool.count - 1; i >= 0; i--) {
         if (pool.team[i] !== Team.Enemy) continue;
-        if (!overlapsXY(pool.x[i], pool.y[i], pool.radius[i], p.x, p.y, pr)) continue;
+        if (!circlesOverlap(pool.x[i], pool.y[i], pool.radius[i], p.x, p.y, pr)) continue;
         this.#emit({
           type: "bulletHit",
           uid: pool.uid[i],
@@ -463,7 +463,7 @@ export class SimWorld {
         continue;
       }
       for (const e of this.enemies) {
-        if (e.def.contactDamage > 0 && overlapsXY(p.x, p.y, pr, e.x, e.y, e.def.radiusPx)) {
+        if (e.def.contactDamage > 0 && circlesOverlap(p.x, p.y, pr, e.x, e.y, e.def.radiusPx)) {
           this.#hurtPlayer(p, e.def.contactDamage);
           break;
         }
@@ -491,12 +491,5 @@ export class SimWorld {
 }
 
 function overlaps(x: number, y: number, r: number, body: BossDef): boolean {
-  return overlapsXY(x, y, r, body.x, body.y, body.radiusPx);
-}
-
-function overlapsXY(ax: number, ay: number, ar: number, bx: number, by: number, br: number) {
-  const dx = ax - bx;
-  const dy = ay - by;
-  const rr = ar + br;
-  return dx * dx + dy * dy <= rr * rr;
+  return circlesOverlap(x, y, r, body.x, body.y, body.radiusPx);
 }

@@ -19,11 +19,15 @@ export interface SmokeReport {
   downBytesPerSecPerClient: number;
   upBytesPerSecPerClient: number;
   eventBytesPerSecPerClient: number;
+  bulletBytesPerSecPerClient: number;
   peakLiveBullets: number;
   meanLiveBullets: number;
   naiveStateBytesPerSec: number;
   schemaInsertOnlyBytesPerSec: number;
+  /** schemaInsertOnly ÷ bullet bytes (volley and hit records). */
   bulletTrafficRatio: number;
+  /** schemaInsertOnly ÷ whole Events messages (framing and other events included). */
+  eventStreamRatio: number;
   ticksLate: number;
   serverExitCode: number | null;
 }
@@ -33,13 +37,15 @@ const NAIVE_BYTES_PER_BULLET = 12;
 /**
  * The fair alternative: one immutable record per bullet (uid:u32, x, y, vx, vy as f32,
  * radius:u8, ttl:u16, kind:u8, team:u8, accel:i16, turn:i16, birth tick:u32) plus
- * a 1-byte message overhead, and a 5-byte delete (kind + uid) per early death.
+ * a 1-byte message overhead, and a 5-byte delete (kind + uid) per early death — every
+ * early death, including the shots that die on the boss, which this project's replica
+ * infers without a message.
  */
 const SCHEMA_INSERT_BYTES = 4 + 16 + 1 + 2 + 1 + 1 + 2 + 2 + 4 + 1;
 const SCHEMA_DELETE_BYTES = 5;
 const SNAPSHOT_HZ = 20;
 
-async function freePort(): Promise<number> {
+function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
@@ -62,7 +68,7 @@ async function fetchText(url: string): Promise<string> {
 /** Runs the whole smoke scenario and reports; never throws for a game failure. */
 export async function runSmoke(opts: { log?: (line: string) => void } = {}): Promise<SmokeReport> {
   const log = opts.log ?? (() => {});
-  const port = await freePort();
+  const port = freePort();
   const base = `http://127.0.0.1:${port}`;
   const server = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname],
@@ -79,11 +85,13 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     downBytesPerSecPerClient: 0,
     upBytesPerSecPerClient: 0,
     eventBytesPerSecPerClient: 0,
+    bulletBytesPerSecPerClient: 0,
     peakLiveBullets: 0,
     meanLiveBullets: 0,
     naiveStateBytesPerSec: 0,
     schemaInsertOnlyBytesPerSec: 0,
     bulletTrafficRatio: 0,
+    eventStreamRatio: 0,
     ticksLate: 0,
     serverExitCode: null,
   };
@@ -151,8 +159,9 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
       down: b.client.runtime.bytesInTotal,
       up: b.client.runtime.bytesOutTotal,
       ev: b.client.runtime.eventBytesTotal,
+      bullet: b.client.runtime.bulletBytesTotal,
       spawned: b.client.runtime.bulletsSpawnedTotal,
-      hits: b.client.runtime.bulletHitsTotal,
+      hits: b.client.runtime.bulletEarlyDeathsTotal,
     }));
     let liveSum = 0;
     let liveSamples = 0;
@@ -226,8 +235,9 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
       down: b.client.runtime.bytesInTotal - mark[i].down,
       up: b.client.runtime.bytesOutTotal - mark[i].up,
       ev: b.client.runtime.eventBytesTotal - mark[i].ev,
+      bullet: b.client.runtime.bulletBytesTotal - mark[i].bullet,
       spawned: b.client.runtime.bulletsSpawnedTotal - mark[i].spawned,
-      hits: b.client.runtime.bulletHitsTotal - mark[i].hits,
+      hits: b.client.runtime.bulletEarlyDeathsTotal - mark[i].hits,
     }));
     // The bots that stayed to the end saw the whole fight; the escaper left early.
     const whole = per.slice(1);
@@ -236,6 +246,7 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     report.downBytesPerSecPerClient = Math.round(mean((p) => p.down));
     report.upBytesPerSecPerClient = Math.round(mean((p) => p.up));
     report.eventBytesPerSecPerClient = Math.round(mean((p) => p.ev));
+    report.bulletBytesPerSecPerClient = Math.round(mean((p) => p.bullet));
     report.meanLiveBullets = liveSamples ? Math.round(liveSum / liveSamples) : 0;
     report.naiveStateBytesPerSec = Math.round(
       report.meanLiveBullets * NAIVE_BYTES_PER_BULLET * SNAPSHOT_HZ,
@@ -243,9 +254,10 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     report.schemaInsertOnlyBytesPerSec = Math.round(
       mean((p) => p.spawned * SCHEMA_INSERT_BYTES + p.hits * SCHEMA_DELETE_BYTES),
     );
-    report.bulletTrafficRatio = Math.round(
-      (report.schemaInsertOnlyBytesPerSec / Math.max(1, report.eventBytesPerSecPerClient)) * 10,
-    ) / 10;
+    const ratio = (bytes: number) =>
+      Math.round((report.schemaInsertOnlyBytesPerSec / Math.max(1, bytes)) * 10) / 10;
+    report.bulletTrafficRatio = ratio(report.bulletBytesPerSecPerClient);
+    report.eventStreamRatio = ratio(report.eventBytesPerSecPerClient);
 
     const metrics = await fetchText(`${base}/metrics`);
     const late = metrics.match(/^bh_ticks_late_total (\d+)/m);

@@ -212,6 +212,8 @@ export interface Received<T> {
   /** `server.scheduler.stats.ticks` when it arrived. */
   readonly serverTicks: number;
   readonly atMs: number;
+  /** Arrival order across everything this harness's clients received. */
+  readonly seq: number;
 }
 
 /** One ClientRuntime wired to the server through a SimulatedLink. */
@@ -248,6 +250,7 @@ export class NetHarness {
   readonly #link: LinkOptions;
   readonly #seed: number;
   #nextIp = 1;
+  #seq = 0;
   #down = false;
 
   constructor(opts: HarnessOptions = {}) {
@@ -275,6 +278,7 @@ export class NetHarness {
       value,
       serverTicks: this.ticks,
       atMs: this.clock.now(),
+      seq: this.#seq++,
     });
     const runtime = new ClientRuntime({
       send: (data) => link.sendToServer(data),
@@ -452,7 +456,12 @@ export function steerTo(
   const dy = to.y - from.y;
   const d = Math.hypot(dx, dy);
   if (d < 1) return IDLE;
-  return { moveX: Math.round((dx / d) * 100), moveY: Math.round((dy / d) * 100), aim: 0, buttons: 0 };
+  return {
+    moveX: Math.round((dx / d) * 100),
+    moveY: Math.round((dy / d) * 100),
+    aim: 0,
+    buttons: 0,
+  };
 }
 
 /** Euclidean distance, in px. */

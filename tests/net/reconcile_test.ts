@@ -51,7 +51,7 @@ function settled(h: NetHarness): SimClient {
 function walk(
   h: NetHarness,
   c: SimClient,
-  during: (leg: number) => void = () => {},
+  opts: { during?: (leg: number) => void } = {},
 ): { corrections: number; lastMoveTick: number } {
   const before = c.runtime.stats.corrections;
   let lastMoveTick = -1;
@@ -61,7 +61,7 @@ function walk(
       return { ...IDLE, moveX: leg.moveX, moveY: leg.moveY };
     };
     h.pump(leg.ms / 2);
-    during(i);
+    opts.during?.(i);
     h.pump(leg.ms / 2);
   });
   c.control = () => IDLE;
@@ -72,8 +72,8 @@ function walk(
  * After input stops, waits for the snapshot acknowledging the last move; returns
  * how many ticks later the prediction and the drawn ship are within 1 px of the server.
  */
-function convergence(h: NetHarness, c: SimClient, lastMoveTick: number) {
-  h.runUntil(() => (c.runtime.latest()?.ackTick ?? -1) >= lastMoveTick, {
+function convergence(h: NetHarness, c: SimClient, opts: { lastMoveTick: number }) {
+  h.runUntil(() => (c.runtime.latest()?.ackTick ?? -1) >= opts.lastMoveTick, {
     maxMs: 1000,
     what: "the last move to be acknowledged",
   });
@@ -124,8 +124,10 @@ Deno.test("prediction converges on the server's position within a few ticks afte
   const c = settled(h);
   const start = { ...serverShip(h, c) };
   const { lastMoveTick } = walk(h, c);
-  const { predictedTicks, drawnTicks } = convergence(h, c, lastMoveTick);
-  console.log(`converged ${predictedTicks} ticks (prediction), ${drawnTicks} (drawn) after the ack`);
+  const { predictedTicks, drawnTicks } = convergence(h, c, { lastMoveTick });
+  console.log(
+    `converged ${predictedTicks} ticks (prediction), ${drawnTicks} (drawn) after the ack`,
+  );
 
   assert.ok(dist(start, serverShip(h, c)) > 100, "the walk really moved the ship");
   assert.ok(predictedTicks <= 3, `the prediction took ${predictedTicks} ticks`);
@@ -141,13 +143,15 @@ Deno.test("a blackout of input is corrected to the server's position, which pred
   const c = settled(h);
   // Half a second without input: the server coasts, then stops the ship while the
   // client keeps predicting a walk, so the two must part and be reconciled.
-  const { corrections, lastMoveTick } = walk(h, c, (leg) => {
-    if (leg !== 1) return;
-    c.link.inputLoss = 1;
-    h.pump(500);
-    c.link.inputLoss = LAGGY.inputLoss!;
+  const { corrections, lastMoveTick } = walk(h, c, {
+    during: (leg) => {
+      if (leg !== 1) return;
+      c.link.inputLoss = 1;
+      h.pump(500);
+      c.link.inputLoss = LAGGY.inputLoss!;
+    },
   });
-  const { predictedTicks, drawnTicks } = convergence(h, c, lastMoveTick);
+  const { predictedTicks, drawnTicks } = convergence(h, c, { lastMoveTick });
   console.log(
     `blackout: ${corrections} corrections; converged ${predictedTicks} ticks (prediction), ` +
       `${drawnTicks} (drawn) after the ack`,
@@ -158,11 +162,11 @@ Deno.test("a blackout of input is corrected to the server's position, which pred
 });
 
 Deno.test("corrections stay rare while moving in open space over a lossy, jittery link", () => {
-  // Once the RTT is known the runtime leads the server by 16–23 ticks (~270–380 ms),
-  // more than the worst one-way trip (125 ms), so no frame arrives after its tick;
-  // a frame is lost only if three messages in a row are (0.05³ ≈ 1 in 8000), about
-  // 0.02 expected over a 180-tick walk. Measured: 0 corrections over 40 seeds.
-  // The bound allows one per walk for the tail, i.e. ≤ 0.33 corrections/s.
+  // Once the RTT is known the runtime names ticks 9–13 ahead of the server's
+  // (measured; ~150–220 ms), more than the worst one-way trip (125 ms, 7.5 ticks), so
+  // no frame arrives after its tick. A frame is lost only if three messages in a row
+  // are (0.05³ ≈ 1 in 8000): about 0.02 expected over a 180-tick walk. Measured: 0
+  // corrections over 40 seeds. The bound allows one per walk for the tail (≤ 0.33/s).
   for (const seed of [1, 2, 3, 4, 5]) {
     using h = new NetHarness({ seed, link: LAGGY });
     const c = settled(h);
@@ -171,7 +175,9 @@ Deno.test("corrections stay rare while moving in open space over a lossy, jitter
       `seed ${seed}: ${corrections} corrections in ${WALK_S} s ` +
         `(${(corrections / WALK_S).toFixed(2)}/s); ` +
         `${c.link.stats.inputsLost}/${c.link.stats.inputsSent} input messages lost, ` +
-        `rtt ${c.runtime.stats.rttMs.toFixed(0)} ms, lead ${c.runtime.stats.leadTicks} ticks`,
+        `rtt ${
+          c.runtime.stats.rttMs.toFixed(0)
+        } ms, ${c.runtime.stats.leadTicks} ticks ahead of the newest snapshot`,
     );
     assert.ok(corrections <= 1, `seed ${seed}: ${corrections} corrections in ${WALK_S} s`);
   }

@@ -1,0 +1,104 @@
+/**
+ * The client's stylesheet, injected once at start-up: the page ships one bundle
+ * and no separate CSS request. HUD parts never take pointer events, so the mouse
+ * always reaches the canvas.
+ */
+
+/** CSS for screens, HUD and touch controls. */
+export const CSS = `
+canvas.world{position:fixed;inset:0;width:100%;height:100%;display:block;cursor:crosshair}
+.hud{position:fixed;inset:0;pointer-events:none;font-variant-numeric:tabular-nums}
+.panel{background:rgba(9,11,24,.78);border:1px solid rgba(150,160,255,.16);border-radius:10px;
+padding:8px 12px;box-shadow:0 4px 18px rgba(0,0,0,.35)}
+.panel-title{font-size:11px;letter-spacing:.12em;text-transform:uppercase;color:#8e93c8;margin-bottom:4px}
+.bar{position:relative;height:10px;border-radius:5px;background:rgba(255,255,255,.08);overflow:hidden}
+.bar.thin{height:5px;margin-top:5px}
+.fill{height:100%;border-radius:inherit;transition:width 80ms linear}
+.fill.foe{background:linear-gradient(90deg,#ff6a4d,#ffb347)}
+.fill.esc{background:linear-gradient(90deg,#ffe066,#fff6c2)}
+.hud-tl{position:absolute;top:12px;left:12px;display:flex;flex-direction:column;gap:8px;width:230px}
+.stage .world-name{font-weight:700;letter-spacing:.04em}
+.stage .stage-label{color:#b9bde6;font-size:13px}
+.wave-text{font-size:12px;color:#ffcf9e;margin-top:4px}
+.hud-top{position:absolute;top:12px;left:50%;transform:translateX(-50%);display:flex;flex-direction:column;
+align-items:center;gap:8px;width:min(560px,calc(100vw - 540px));min-width:280px}
+.boss{width:100%;box-sizing:border-box}
+.boss-head{display:flex;justify-content:space-between;gap:12px;font-size:13px;margin-bottom:6px}
+.boss-name{font-weight:700;letter-spacing:.03em}
+.boss-phase{font-weight:600}
+.boss-bar{height:14px}
+.boss-bar .marker{position:absolute;top:0;bottom:0;width:2px;margin-left:-1px;background:rgba(255,255,255,.75)}
+.boss-hp{text-align:right;font-size:11px;color:#9aa0d0;margin-top:3px}
+.boss.folding .boss-bar{animation:pulse .25s ease-in-out infinite alternate}
+@keyframes pulse{from{filter:brightness(1)}to{filter:brightness(1.8)}}
+.toasts{display:flex;flex-direction:column;align-items:center;gap:6px}
+.toast{background:rgba(12,14,30,.88);border:1px solid rgba(150,160,255,.25);border-radius:999px;
+padding:5px 16px;font-size:14px;animation:toast-in .2s ease-out}
+.toast.good{border-color:#6dff9e;color:#d4ffe3}
+.toast.warn{border-color:#ffb347;color:#ffe6c7}
+@keyframes toast-in{from{opacity:0;transform:translateY(-6px)}to{opacity:1;transform:none}}
+.roster{position:absolute;top:12px;right:12px;min-width:180px}
+.roster ul{list-style:none;margin:0;padding:0;font-size:14px}
+.roster li{display:flex;justify-content:space-between;gap:14px;padding:1px 0}
+.roster li.self .pname{color:#5ff4ff;font-weight:600}
+.roster li.dead,.roster li.escaped,.roster li.away{opacity:.5}
+.roster .pstate{color:#9aa0d0;font-size:12px}
+.hp{position:absolute;left:12px;bottom:12px;display:flex;align-items:center;gap:6px}
+.hp-label{font-size:11px;letter-spacing:.12em;color:#8e93c8;margin-right:4px}
+.pip{width:16px;height:16px;transform:rotate(45deg) scale(.8);border:2px solid #5ff4ff;border-radius:3px;opacity:.35}
+.pip.on{background:#5ff4ff;opacity:1;box-shadow:0 0 10px rgba(95,244,255,.6)}
+.escape{position:absolute;left:50%;bottom:16px;transform:translateX(-50%);width:320px;text-align:center}
+.escape-text{font-size:13px;color:#fff1b0;margin-bottom:6px}
+.escape.cancelled{color:#ffb0a0;font-size:14px}
+.escape-hint{position:absolute;left:50%;bottom:16px;transform:translateX(-50%);font-size:12px;color:rgba(200,205,240,.55)}
+.help{position:absolute;right:12px;bottom:12px;font-size:13px;max-width:340px}
+.help dl{display:grid;grid-template-columns:auto 1fr;gap:2px 12px;margin:0}
+.help dt{color:#5ff4ff;font-weight:600;white-space:nowrap}
+.help dd{margin:0;color:#d8daf5}
+.help-foot{margin-top:6px;color:#c9b6ff}
+.banner{position:absolute;left:0;right:0;top:38%;text-align:center;padding:22px 10px;
+background:linear-gradient(90deg,transparent,rgba(8,8,20,.88) 25%,rgba(8,8,20,.88) 75%,transparent);
+animation:toast-in .3s ease-out}
+.banner-title{font-size:34px;font-weight:800;letter-spacing:.02em}
+.banner-sub{margin-top:6px;color:#b9bde6}
+.banner.death .banner-title{color:#ff6b6b}
+.banner.cleared .banner-title{color:#7dffb0;text-shadow:0 0 24px rgba(125,255,176,.5)}
+.hurt{position:absolute;inset:0;box-shadow:inset 0 0 120px rgba(255,40,40,.75);animation:hurt .45s ease-out forwards}
+@keyframes hurt{from{opacity:1}to{opacity:0}}
+.netgraph{font:12px/1.35 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#b8ffcf}
+.ng-row{display:flex;justify-content:space-between;gap:16px}
+.overlay{position:fixed;inset:0;display:flex;align-items:center;justify-content:center;padding:16px}
+.overlay.connect{background:radial-gradient(ellipse at 50% 35%,#1d1640 0%,#07080f 70%)}
+.overlay.dim{background:rgba(4,5,12,.72)}
+.card{background:rgba(14,16,34,.94);border:1px solid rgba(150,160,255,.22);border-radius:16px;padding:28px 30px;
+width:min(380px,100%);box-sizing:border-box;display:flex;flex-direction:column;gap:10px;box-shadow:0 20px 60px rgba(0,0,0,.5)}
+.card h1{margin:0;font-size:30px;line-height:1.1;background:linear-gradient(90deg,#5ff4ff,#c9a2ff);
+-webkit-background-clip:text;background-clip:text;color:transparent}
+.card h2{margin:0;font-size:24px}
+.title-kicker{font-size:11px;letter-spacing:.2em;text-transform:uppercase;color:#8e93c8}
+.lede{margin:0 0 6px;color:#b9bde6}
+.card label{font-size:12px;color:#8e93c8;letter-spacing:.08em;text-transform:uppercase}
+.card input{font:inherit;font-size:17px;padding:10px 12px;border-radius:10px;border:1px solid #343a6e;
+background:#0a0c1c;color:#f1f0ff;outline:none;user-select:text}
+.card input:focus{border-color:#5ff4ff;box-shadow:0 0 0 3px rgba(95,244,255,.18)}
+button.primary{font:inherit;font-size:17px;font-weight:700;padding:11px;border:0;border-radius:10px;cursor:pointer;
+color:#061018;background:linear-gradient(90deg,#5ff4ff,#9d8bff)}
+button.primary:disabled{opacity:.6;cursor:wait}
+.error{margin:0;color:#ff8f8f;background:rgba(255,80,80,.1);border:1px solid rgba(255,80,80,.3);border-radius:8px;padding:8px 10px;font-size:14px}
+.hint{margin:4px 0 0;font-size:12px;color:#7c81b3}
+.reason{margin:0;color:#c9cbe8}
+.touch{position:fixed;inset:0;touch-action:none}
+.stick-zone{position:absolute;top:0;bottom:0;width:50%}
+.stick-zone.left{left:0}.stick-zone.right{right:0}
+.stick-hint{position:absolute;bottom:44px;left:50%;transform:translateX(-50%);font-size:12px;letter-spacing:.14em;
+color:rgba(220,225,255,.35);border:2px dashed rgba(220,225,255,.18);border-radius:50%;width:96px;height:96px;
+display:flex;align-items:center;justify-content:center;text-align:center}
+.stick-base{position:absolute;width:112px;height:112px;margin:-56px 0 0 -56px;border-radius:50%;
+border:2px solid rgba(200,210,255,.35);background:rgba(20,24,50,.35)}
+.stick-knob{position:absolute;left:32px;top:32px;width:48px;height:48px;border-radius:50%;
+background:rgba(95,244,255,.55);box-shadow:0 0 14px rgba(95,244,255,.5)}
+.touch-escape{position:absolute;right:18px;top:45%;width:74px;height:74px;border-radius:50%;
+border:2px solid rgba(255,224,102,.6);background:rgba(40,34,10,.55);color:#ffe066;font:600 11px/1.2 system-ui,sans-serif}
+@media (max-width:760px){.hud-tl{width:170px}.help{display:none}.hud-top{width:calc(100vw - 24px);top:96px}
+.roster{min-width:0;font-size:12px}}
+`;

@@ -1,0 +1,361 @@
+/**
+ * The real thing, end to end: the real server in-process (150 ms of artificial
+ * server→client latency), the real bundle, and headless Chromium playing it.
+ * Skips when /usr/bin/chromium is missing unless REQUIRE_BROWSER=1 (CI), which
+ * turns a missing browser into a failure. Screenshots land in .screenshots/.
+ */
+import assert from "node:assert/strict";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { ClientRuntime } from "../../net/client_runtime.ts";
+import { CloseCode } from "../../net/protocol.ts";
+import { realClock } from "../../net/scheduler.ts";
+import { GameServer } from "../../net/server.ts";
+import { createApp } from "../../routes/app.ts";
+import { bundleClient, stopBundler } from "../../tools/build.ts";
+import type { Renderer } from "../../client/renderer.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const LATENCY_MS = 150;
+const SHOTS = new URL("../../.screenshots/", import.meta.url);
+
+const hasChromium = (() => {
+  try {
+    return Deno.statSync(CHROMIUM).isFile;
+  } catch {
+    return false;
+  }
+})();
+const requireBrowser = Deno.env.get("REQUIRE_BROWSER") === "1";
+if (!hasChromium && !requireBrowser) {
+  console.warn(
+    `SKIPPING browser tests: ${CHROMIUM} not found (install chromium, or set REQUIRE_BROWSER=1 to fail instead)`,
+  );
+}
+
+/** What the page exposes for tests (client/main.tsx). */
+interface Bh {
+  readonly runtime: ClientRuntime | undefined;
+  readonly renderer: Renderer | undefined;
+}
+type WithBh = { __bh: Bh };
+
+/** The real server on a free loopback port. */
+async function startServer() {
+  const server = new GameServer({ clock: realClock });
+  const js = bundleClient({ minify: false });
+  const app = createApp(server, { clientJs: () => js, debugLatencyMs: LATENCY_MS });
+  server.start();
+  const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+  await js; // a bundling error fails here, not as a blank page
+  return {
+    server,
+    url: `http://127.0.0.1:${http.addr.port}/`,
+    async close() {
+      server.shutdown("test over");
+      await http.shutdown();
+      await stopBundler();
+    },
+  };
+}
+
+async function launch(): Promise<{ ctx: BrowserContext; dir: string }> {
+  const dir = await Deno.makeTempDir({ prefix: "bh_e2e_" });
+  const ctx = await chromium.launchPersistentContext(dir, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 720 },
+  });
+  return { ctx, dir };
+}
+
+async function shot(page: Page, name: string): Promise<void> {
+  await Deno.mkdir(SHOTS, { recursive: true });
+  await page.screenshot({ path: new URL(name, SHOTS).pathname });
+}
+
+/** Opens the page and plays as `name`; resolves once the ship is in the hub. */
+async function join(page: Page, url: string, name: string): Promise<void> {
+  await page.goto(url);
+  await page.fill("#pilot-name", name);
+  await page.click("button[type=submit]");
+  await page.waitForFunction(
+    () => {
+      const rt = (globalThis as unknown as WithBh).__bh.runtime;
+      return rt?.phase === "playing" && rt.world?.kind === "hub" &&
+        rt.selfSnapshot() !== undefined &&
+        rt.pendingInputs.length > 0;
+    },
+    undefined,
+    { timeout: 10_000 },
+  );
+}
+
+/** The local ship's predicted position. */
+function selfPos(page: Page): Promise<{ x: number; y: number } | undefined> {
+  return page.evaluate(() => {
+    const v = (globalThis as unknown as WithBh).__bh.runtime?.selfView();
+    return v && { x: v.x, y: v.y };
+  });
+}
+
+/** Holds movement keys toward `target` until `done` holds in the page (or times out). */
+async function walkTo(
+  page: Page,
+  target: { x: number; y: number },
+  opts: { done: () => boolean; timeoutMs: number },
+): Promise<void> {
+  const deadline = performance.now() + opts.timeoutMs;
+  const held = new Set<string>();
+  const hold = async (key: string, on: boolean) => {
+    if (on) await page.keyboard.down(key); // repeated downs are harmless: the client keeps a set
+    if (on) held.add(key);
+    else if (held.delete(key)) await page.keyboard.up(key);
+  };
+  try {
+    while (!(await page.evaluate(opts.done))) {
+      if (performance.now() > deadline) {
+        throw new Error(`walkTo(${target.x},${target.y}) timed out`);
+      }
+      const p = await selfPos(page);
+      if (p) {
+        const dx = target.x - p.x;
+        const dy = target.y - p.y;
+        await hold("KeyD", dx > 6);
+        await hold("KeyA", dx < -6);
+        await hold("KeyS", dy > 6);
+        await hold("KeyW", dy < -6);
+      }
+      await new Promise((r) => setTimeout(r, 40));
+    }
+  } finally {
+    for (const k of [...held]) await hold(k, false);
+  }
+}
+
+/** Counts canvas pixels that are not the background, and distinct colours among them. */
+function canvasInk(page: Page): Promise<{ ink: number; colors: number; total: number }> {
+  return page.evaluate(() => {
+    const c = document.querySelector("canvas.world") as HTMLCanvasElement;
+    const d = c.getContext("2d")!.getImageData(0, 0, c.width, c.height).data;
+    const colors = new Set<number>();
+    let ink = 0;
+    for (let i = 0; i < d.length; i += 4 * 7) {
+      const rgb = (d[i] << 16) | (d[i + 1] << 8) | d[i + 2];
+      if (rgb !== 0x05060d) ink++;
+      colors.add(rgb);
+    }
+    return { ink, colors: colors.size, total: d.length / (4 * 7) };
+  });
+}
+
+Deno.test({
+  name: "browser: join, predicted movement, co-op roster, portal, firing, rejection, reconnect",
+  ignore: !hasChromium && !requireBrowser,
+  // Playwright drives Chromium over a pipe from Node-compat child processes whose
+  // handles Deno attributes to the test even after the browser has exited.
+  sanitizeResources: false,
+  sanitizeOps: false,
+  async fn(t) {
+    if (!hasChromium) {
+      throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: install Chromium`);
+    }
+    const srv = await startServer();
+    const { ctx, dir } = await launch();
+    try {
+      const alice = ctx.pages()[0] ?? await ctx.newPage();
+      const errors: string[] = [];
+      alice.on("pageerror", (e) => errors.push(String(e)));
+
+      await t.step("connect screen leads to the hub, drawn on the canvas", async () => {
+        await alice.goto(srv.url);
+        await alice.waitForSelector("#pilot-name");
+        await shot(alice, "01_connect.png");
+        await join(alice, srv.url, "Alice");
+        await alice.waitForSelector("[data-testid=help]");
+        await alice.waitForTimeout(300);
+        const ink = await canvasInk(alice);
+        assert.ok(ink.ink > ink.total * 0.5, "the hub floor should cover most of the canvas");
+        assert.ok(ink.colors > 20, "a drawn hub has many colours (grid, walls, portal, ship)");
+        assert.ok(
+          (await alice.evaluate(() => localStorage.getItem("warden.name"))) === "Alice",
+          "the name is remembered",
+        );
+        await shot(alice, "02_hub.png");
+      });
+
+      await t.step("the own ship moves before a server round trip could answer", async () => {
+        await alice.waitForTimeout(400); // let the first reconciliations settle
+        await alice.evaluate(() => {
+          addEventListener("keydown", () => {
+            (globalThis as unknown as { keyAt: number }).keyAt = performance.now();
+          }, { once: true });
+        });
+        const before = await alice.evaluate(() => {
+          const bh = (globalThis as unknown as WithBh).__bh;
+          const s = bh.runtime!.selfSnapshot()!;
+          return {
+            pred: { ...bh.runtime!.predicted },
+            ack: { x: s.x, y: s.y },
+            screen: { ...bh.renderer!.lastSelfScreen! },
+          };
+        });
+        await alice.keyboard.down("KeyD");
+        const after = await alice.evaluate((startX) =>
+          new Promise<{
+            frames: number;
+            sinceKeyMs: number;
+            pred: { x: number; y: number };
+            ack: { x: number; y: number };
+            screen: { x: number; y: number };
+          }>((resolve) => {
+            const bh = (globalThis as unknown as WithBh).__bh;
+            let frames = 0;
+            const check = () => {
+              frames++;
+              const rt = bh.runtime!;
+              const s = rt.selfSnapshot()!;
+              if (rt.predicted.x > startX + 3 || frames > 30) {
+                resolve({
+                  frames,
+                  sinceKeyMs: performance.now() -
+                    (globalThis as unknown as { keyAt: number }).keyAt,
+                  pred: { ...rt.predicted },
+                  ack: { x: s.x, y: s.y },
+                  screen: { ...bh.renderer!.lastSelfScreen! },
+                });
+              } else {
+                requestAnimationFrame(check);
+              }
+            };
+            requestAnimationFrame(check);
+          }), before.pred.x);
+        await alice.keyboard.up("KeyD");
+        assert.ok(after.pred.x > before.pred.x + 3, "prediction moved the ship");
+        assert.ok(after.frames < 12, "within a few frames");
+        assert.ok(after.sinceKeyMs < LATENCY_MS, "before any snapshot could reflect the key");
+        assert.ok(
+          after.ack.x === before.ack.x && after.ack.y === before.ack.y,
+          `the acknowledged position has not moved yet (${before.ack.x} → ${after.ack.x})`,
+        );
+        assert.ok(after.screen.x > before.screen.x + 2, "the ship moved on screen");
+      });
+
+      const bob = await ctx.newPage();
+      bob.on("pageerror", (e) => errors.push(String(e)));
+
+      await t.step("a second player shows in both rosters and on the canvas", async () => {
+        await join(bob, srv.url, "Bob");
+        for (const [page, other] of [[alice, "Bob"], [bob, "Alice"]] as const) {
+          await page.waitForSelector(`[data-testid=roster] li[data-name="${other}"]`, {
+            timeout: 5000,
+          });
+        }
+        const remote = await alice.evaluate(() => {
+          const rt = (globalThis as unknown as WithBh).__bh.runtime!;
+          return rt.remotePlayers(performance.now()).map((p) => rt.roster.get(p.id));
+        });
+        assert.ok(remote.includes("Bob"), `Alice draws Bob's ship (remote players: ${remote})`);
+        await shot(alice, "03_hub_two_players.png");
+      });
+
+      await t.step("both walk into the portal and arrive in the same dungeon", async () => {
+        const inDungeon = () =>
+          (globalThis as unknown as WithBh).__bh.runtime?.world?.kind === "dungeon";
+        await Promise.all([
+          walkTo(alice, { x: 480, y: 260 }, { done: inDungeon, timeoutMs: 15_000 }),
+          walkTo(bob, { x: 480, y: 260 }, { done: inDungeon, timeoutMs: 15_000 }),
+        ]);
+        const ids = await Promise.all(
+          [alice, bob].map((p) =>
+            p.evaluate(() => (globalThis as unknown as WithBh).__bh.runtime!.instanceId)
+          ),
+        );
+        assert.equal(ids[0], ids[1], `same instance (${ids[0]} vs ${ids[1]})`);
+        await alice.waitForSelector(`[data-testid=roster] li[data-name="Bob"]`);
+        await alice.waitForTimeout(300);
+        await shot(alice, "04_dungeon.png");
+      });
+
+      await t.step("firing at an enemy lowers the wave HP the HUD shows", async () => {
+        const wave = await alice.waitForSelector("[data-testid=wave-hp]", { timeout: 8000 });
+        const hp0 = Number(await wave.getAttribute("data-hp"));
+        assert.ok(hp0 > 0);
+        const deadline = performance.now() + 10_000;
+        let hp = hp0;
+        let pressed = false;
+        while (hp >= hp0) {
+          if (performance.now() > deadline) throw new Error(`wave HP stayed at ${hp0}`);
+          // Aim at the nearest enemy through the camera, like a player would.
+          const aim = await alice.evaluate(() => {
+            const bh = (globalThis as unknown as WithBh).__bh;
+            const rt = bh.runtime!;
+            const me = rt.selfView();
+            const foes = rt.enemies(performance.now());
+            if (!me || foes.length === 0) return undefined;
+            foes.sort((a, b) =>
+              Math.hypot(a.x - me.x, a.y - me.y) - Math.hypot(b.x - me.x, b.y - me.y)
+            );
+            return bh.renderer!.camera.toScreen(foes[0].x, foes[0].y);
+          });
+          if (aim) {
+            await alice.mouse.move(aim.x, aim.y);
+            if (!pressed) await alice.mouse.down();
+            pressed = true;
+          }
+          await alice.waitForTimeout(60);
+          const el = await alice.$("[data-testid=wave-hp]");
+          hp = el ? Number(await el.getAttribute("data-hp")) : 0;
+        }
+        await shot(alice, "05_firing.png");
+        await alice.mouse.up();
+        assert.ok(hp < hp0, "the HUD's wave HP fell");
+      });
+
+      await t.step("a bad name shows the server's reason on the connect screen", async () => {
+        const carol = await ctx.newPage();
+        await carol.goto(srv.url);
+        await carol.fill("#pilot-name", "<bad>");
+        await carol.click("button[type=submit]");
+        const err = await carol.waitForSelector("[data-testid=connect-error]", { timeout: 5000 });
+        assert.match((await err.textContent()) ?? "", /name must be/);
+        await shot(carol, "06_rejected.png");
+        await carol.close();
+      });
+
+      await t.step("a dropped connection offers Reconnect, which lands in the hub", async () => {
+        for (const c of srv.server.connections) {
+          if (c.name === "Bob") c.close(CloseCode.ServerRestarting, "server restarting for a test");
+        }
+        const box = await bob.waitForSelector("[data-testid=disconnected]", { timeout: 5000 });
+        assert.match((await box.textContent()) ?? "", /server restarting for a test/);
+        await shot(bob, "07_disconnected.png");
+        await bob.click("text=Reconnect");
+        await bob.waitForFunction(
+          () => {
+            const rt = (globalThis as unknown as WithBh).__bh.runtime;
+            return rt?.phase === "playing" && rt.world?.kind === "hub";
+          },
+          undefined,
+          { timeout: 8000 },
+        );
+        await bob.waitForSelector(`[data-testid=roster] li[data-name="Bob"]`);
+      });
+
+      assert.equal(errors.length, 0, `no page errors: ${errors.join("; ")}`);
+    } finally {
+      await ctx.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await srv.close();
+    }
+  },
+});

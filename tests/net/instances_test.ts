@@ -1,0 +1,178 @@
+/**
+ * Instances and transfers, in process on a ManualClock: ClientRuntimes walk into
+ * the hub's portal, escape, die and hang up, and the server's instances, its
+ * Enter messages and its clock's timers are checked at each turn.
+ */
+import assert from "node:assert/strict";
+import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../content/net_tuning.ts";
+import { PLAYER } from "../../content/mod.ts";
+import { CloseCode, EnterReason, EventCode } from "../../net/protocol.ts";
+import { Button } from "../../sim/mod.ts";
+import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "./_harness.ts";
+
+/** Walks to the portal while in the hub; stands still anywhere else. */
+const toPortal: Control = (_tick, c) => {
+  const portal = c.runtime.world?.portal;
+  const me = c.runtime.selfView();
+  return portal && me ? steerTo(me, portal) : IDLE;
+};
+
+/** Walks to the portal, then holds Escape once in a dungeon. */
+const portalThenEscape: Control = (tick, c) =>
+  c.runtime.world?.kind === "dungeon" ? { ...IDLE, buttons: Button.Escape } : toPortal(tick, c);
+
+/** The scheduler's own timer: all a quiet server should have pending. */
+const SCHEDULER_TIMERS = 1;
+
+function inDungeon(c: SimClient): boolean {
+  return c.runtime.instanceId.startsWith("dungeon-");
+}
+
+function reasons(c: SimClient): EnterReason[] {
+  return c.enters.map((e) => e.value.reason);
+}
+
+/** Ids of the server's live instances. */
+function instanceIds(h: NetHarness): string[] {
+  return [...h.server.instances.keys()].sort();
+}
+
+/** The small events of `code` about `c` itself that `c` received. */
+function ownEvents(c: SimClient, code: number) {
+  return c.events.filter((e) =>
+    e.value.event[0] === code && e.value.event[1] === c.runtime.playerId
+  );
+}
+
+Deno.test("four players through the portal share a dungeon; a fifth gets a new one", () => {
+  using h = new NetHarness();
+  const four = ["Ann", "Bo", "Cy", "Di"].map((name) => h.connect(name, { control: toPortal }));
+  h.runUntil(() => four.every(inDungeon), { maxMs: 5000, what: "four players in a dungeon" });
+
+  const shared = four[0].runtime.instanceId;
+  for (const c of four) {
+    assert.equal(c.runtime.instanceId, shared);
+    assert.deepEqual(reasons(c), [EnterReason.Join, EnterReason.Portal]);
+    assert.equal(c.enters[0].value.instanceId, "hub");
+  }
+  assert.equal(h.server.instances.get(shared)?.size, 4);
+  const rosters = four.map((c) => c.enters[1].value.roster.length).sort();
+  assert.deepEqual(rosters, [1, 2, 3, 4], "each arrival is told who is already there");
+  assert.deepEqual(
+    [...h.server.instances.get(shared)!.world.players.keys()].sort(),
+    four.map((c) => c.runtime.playerId).sort(),
+  );
+
+  const fifth = h.connect("Ed", { control: toPortal });
+  h.runUntil(() => inDungeon(fifth), { maxMs: 5000, what: "the fifth player in a dungeon" });
+  assert.notEqual(fifth.runtime.instanceId, shared);
+  assert.deepEqual(reasons(fifth), [EnterReason.Join, EnterReason.Portal]);
+  assert.deepEqual(fifth.enters[1].value.roster.map((r) => r.name), ["Ed"]);
+  assert.deepEqual(instanceIds(h), ["hub", fifth.runtime.instanceId, shared].sort());
+  assert.equal(h.server.hub.size, 0);
+});
+
+Deno.test("holding Escape for 3 s in a dungeon sends the player to the hub and the empty dungeon goes", () => {
+  using h = new NetHarness();
+  const c = h.connect("Runner", { control: portalThenEscape });
+  h.runUntil(() => inDungeon(c), { maxMs: 5000, what: "the player in a dungeon" });
+  const dungeon = h.server.instances.get(c.runtime.instanceId)!;
+  const id = c.runtime.playerId;
+  const destroyed = h.server.counters.instancesDestroyed;
+
+  // Watch the server's channel tick by tick (pump steps are shorter than a tick).
+  h.runUntil(() => (dungeon.world.players.get(id)?.escapeTicks ?? 0) > 0, {
+    maxMs: 1000,
+    what: "the channel to start",
+  });
+  const startedAt = h.ticks;
+  h.runUntil(() => !dungeon.has(id), { maxMs: 5000, what: "the escape" });
+  assert.equal(h.ticks - startedAt, PLAYER.escapeTicks - 1, "the channel lasted 3 s");
+
+  // The client hears how its stay ended, then is told where it is now.
+  assert.equal(c.runtime.instanceId, "hub");
+  assert.deepEqual(reasons(c), [EnterReason.Join, EnterReason.Portal, EnterReason.Escape]);
+  const [started] = ownEvents(c, EventCode.EscapeStarted);
+  const [completed] = ownEvents(c, EventCode.EscapeCompleted);
+  assert.ok(started && completed, "the client heard the channel start and complete");
+  assert.ok(completed.seq < c.enters[2].seq, "EscapeCompleted arrives before the Enter");
+  assert.equal(ownEvents(c, EventCode.EscapeCancelled).length, 0);
+
+  // Destroyed on the very tick the last player left, with nothing left scheduled.
+  assert.equal(h.server.instances.has(dungeon.id), false);
+  assert.deepEqual(instanceIds(h), ["hub"]);
+  assert.equal(h.server.counters.instancesDestroyed, destroyed + 1);
+  assert.equal(h.clock.pending, SCHEDULER_TIMERS);
+  assert.ok(h.server.hub.has(id));
+});
+
+Deno.test("a dead player returns to the hub after deathReturnTicks", () => {
+  using h = new NetHarness();
+  // Into the dungeon, then straight at the nearest enemy until something kills us.
+  const c = h.connect("Doomed", {
+    control: (tick, self) => {
+      if (self.runtime.world?.kind !== "dungeon") return toPortal(tick, self);
+      const me = self.runtime.selfView();
+      if (!me) return IDLE;
+      const [nearest] = self.runtime.enemies(h.clock.now())
+        .sort((a, b) => dist(a, me) - dist(b, me));
+      return nearest ? steerTo(me, nearest) : IDLE;
+    },
+  });
+  h.runUntil(() => inDungeon(c), { maxMs: 5000, what: "the player in a dungeon" });
+  const dungeon = h.server.instances.get(c.runtime.instanceId)!;
+  const id = c.runtime.playerId;
+  h.runUntil(() => dungeon.world.players.get(id)?.status === "dead", {
+    maxMs: 60_000,
+    what: "the player to die",
+  });
+  const diedAt = h.ticks;
+  assert.deepEqual(reasons(c), [EnterReason.Join, EnterReason.Portal], "still in the dungeon");
+
+  h.runUntil(() => c.enters.length === 3, { maxMs: 5000, what: "the return to the hub" });
+  const back = c.enters[2];
+  assert.equal(back.value.reason, EnterReason.Death);
+  assert.equal(back.value.instanceId, "hub");
+  assert.equal(back.serverTicks - diedAt, TRANSFER_DELAYS.deathReturnTicks);
+  const [died] = ownEvents(c, EventCode.PlayerDied);
+  assert.ok(died && died.seq < back.seq, "the client heard of its death before the Enter");
+  assert.equal(h.server.instances.has(dungeon.id), false);
+  assert.equal(h.clock.pending, SCHEDULER_TIMERS);
+  // Back in the hub with a fresh ship.
+  assert.equal(h.server.hub.world.players.get(id)?.status, "active");
+  assert.equal(h.server.hub.world.players.get(id)?.hp, PLAYER.maxHp);
+});
+
+Deno.test("disconnecting mid-dungeon leaves no instance and no timer behind", () => {
+  using h = new NetHarness();
+  const [a, b] = ["Ann", "Bo"].map((name) => h.connect(name, { control: toPortal }));
+  h.runUntil(() => inDungeon(a) && inDungeon(b), { maxMs: 5000, what: "both in a dungeon" });
+  const dungeonId = a.runtime.instanceId;
+  assert.equal(b.runtime.instanceId, dungeonId);
+
+  h.disconnect(a);
+  h.runTicks(TICKS_PER_SNAPSHOT); // events reach peers at least once per snapshot interval
+  assert.equal(h.server.instances.get(dungeonId)?.size, 1, "the dungeon lives on for Bo");
+  assert.equal(b.runtime.roster.has(a.runtime.playerId), false, "Bo heard Ann leave");
+
+  h.disconnect(b);
+  assert.deepEqual(instanceIds(h), ["hub"]);
+  assert.equal(h.server.connections.size, 0);
+  assert.equal(h.server.playerCount, 0);
+  assert.equal(h.clock.pending, SCHEDULER_TIMERS);
+  h.runTicks(5); // and the loop runs on without it
+  assert.deepEqual(instanceIds(h), ["hub"]);
+});
+
+Deno.test("shutdown closes every client with ServerRestarting and leaves no timer at all", () => {
+  const h = new NetHarness();
+  const inHub = h.connect("Stay");
+  const traveller = h.connect("Go", { control: toPortal });
+  h.runUntil(() => inDungeon(traveller), { maxMs: 5000, what: "one player in a dungeon" });
+  h.shutdown();
+  assert.equal(h.clock.pending, 0);
+  for (const c of [inHub, traveller]) {
+    assert.equal(c.transport.closedWith?.code, CloseCode.ServerRestarting);
+  }
+  assert.deepEqual(instanceIds(h), ["hub"]);
+});
