@@ -69,7 +69,10 @@ export interface ActorView {
 export interface RuntimeOptions {
   /** Sends bytes to the server (ordered). */
   readonly send: (data: Uint8Array) => void;
-  /** Called for each event the server reports, after the runtime has applied it. */
+  /**
+   * Called for each event the server reports, after the runtime has applied it, with the
+   * first tick of its batch (events are batched per snapshot interval: up to 2 ticks early).
+   */
   readonly onEvent?: (event: NetEvent, tick: number) => void;
   /** Called when the runtime enters an instance. */
   readonly onEnter?: (enter: EnterMsg) => void;
@@ -134,6 +137,7 @@ export class ClientRuntime {
   #rttSamples: number[] = [];
   #window = { startMs: 0, bytesIn: 0, bytesOut: 0, corrections: 0 };
   #lastPingMs = -Infinity;
+  #helloAtMs = 0;
   #lastSnapshotMs = 0;
   bytesInTotal = 0;
   bytesOutTotal = 0;
@@ -156,6 +160,7 @@ export class ClientRuntime {
   /** Introduces the player; call once the socket is open. */
   hello(name: string, nowMs: number, version = PROTOCOL_VERSION): void {
     this.#window.startMs = nowMs;
+    this.#helloAtMs = nowMs;
     this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
   }
 
@@ -180,6 +185,9 @@ export class ClientRuntime {
       case ServerKind.Welcome:
         this.playerId = msg.playerId;
         this.phase = "playing";
+        // The hello's round trip is a first RTT sample: without it, the first frames
+        // would name ticks the server has already run and be dropped as stale.
+        if (this.stats.rttMs === 0) this.stats.rttMs = Math.max(1, nowMs - this.#helloAtMs);
         this.#ping(nowMs);
         return;
       case ServerKind.Reject:

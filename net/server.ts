@@ -58,8 +58,6 @@ export interface ServerOptions {
   readonly seed?: number;
   readonly limits?: Partial<ServerLimits>;
   readonly log?: Logger;
-  /** Steps instances by hand instead of on the clock (tests). */
-  readonly manualTicks?: boolean;
 }
 
 const NAME_PATTERN = /^[\p{L}\p{N} _.\-]+$/u;

@@ -183,9 +183,9 @@ Deno.test("corrections stay rare while moving in open space over a lossy, jitter
   }
 });
 
-Deno.test("moving straight after joining costs a few corrections, none once the RTT is known", () => {
-  // Before its first pong the runtime assumes zero RTT and aims its frames at ticks
-  // the server has already run; they are dropped as stale and the server coasts.
+Deno.test("moving straight after joining is predicted without corrections or stale frames", () => {
+  // The hello/welcome round trip seeds the RTT, so even the first frames name ticks the
+  // server has not run yet: none is dropped as stale and the server never coasts.
   using h = new NetHarness({ seed: 31, link: LAGGY });
   const c = joined(h);
   const stale0 = h.server.counters.inputVerdicts.stale;
@@ -197,6 +197,8 @@ Deno.test("moving straight after joining costs a few corrections, none once the 
     `first walk: ${first.corrections} corrections, ${stale1 - stale0} stale frames; ` +
       `second walk: ${second.corrections} corrections, ${stale2 - stale1} stale frames`,
   );
+  assert.ok(first.corrections <= 1, `${first.corrections} corrections right after joining`);
+  assert.equal(stale1 - stale0, 0, "no stale frames right after joining");
   assert.ok(second.corrections <= 1, `${second.corrections} corrections once settled`);
   assert.equal(stale2 - stale1, 0, "no stale frames once the RTT is known");
 });
