@@ -197,6 +197,14 @@ export function stepBullets(pool: BulletPool, arena: ArenaDef, from = 0): void {
   const walls = arena.walls;
   const maxX = arena.widthPx;
   const maxY = arena.heightPx;
+  // One box around every wall: most bullets are outside it and skip the per-wall tests.
+  let wx0 = Infinity, wy0 = Infinity, wx1 = -Infinity, wy1 = -Infinity;
+  for (const w of walls) {
+    wx0 = Math.min(wx0, w.x);
+    wy0 = Math.min(wy0, w.y);
+    wx1 = Math.max(wx1, w.x + w.w);
+    wy1 = Math.max(wy1, w.y + w.h);
+  }
   for (let i = pool.count - 1; i >= from; i--) {
     const c = turnCos[i];
     if (c !== 1) {
@@ -215,6 +223,7 @@ export function stepBullets(pool: BulletPool, arena: ArenaDef, from = 0): void {
       pool.remove(i);
       continue;
     }
+    if (px < wx0 || px > wx1 || py < wy0 || py > wy1) continue;
     for (let w = 0; w < walls.length; w++) {
       const wall = walls[w];
       if (px >= wall.x && px <= wall.x + wall.w && py >= wall.y && py <= wall.y + wall.h) {

@@ -1,0 +1,17 @@
+import { chromium } from "playwright-core";
+import { GameServer } from "./net/server.ts";
+import { realClock } from "./net/scheduler.ts";
+import { createApp } from "./routes/app.ts";
+import { bundleClient, stopBundler } from "./tools/build.ts";
+const server = new GameServer({ clock: realClock });
+const js = bundleClient({ minify: false });
+const app = createApp(server, { clientJs: () => js });
+const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+await js;
+const dir = await Deno.makeTempDir();
+const ctx = await chromium.launchPersistentContext(dir, { executablePath: "/usr/bin/chromium", headless: true, viewport:{width:1280,height:720}, deviceScaleFactor: Number(Deno.args[1] ?? 1), args: ["--no-sandbox","--disable-gpu","--disable-quic","--no-first-run"] });
+const page = ctx.pages()[0];
+await page.goto(`http://127.0.0.1:${http.addr.port}/?bench=${Deno.args[0] ?? 2000}`);
+await page.waitForTimeout(1500);
+await page.screenshot({ path: `.screenshots/bench_${Deno.args[0] ?? 2000}_dpr${Deno.args[1] ?? 1}.png` });
+await ctx.close(); await http.shutdown(); await stopBundler();
