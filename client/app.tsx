@@ -16,7 +16,12 @@ export function App({ game }: { game: Game }) {
     <>
       <GameCanvas game={game} />
       {inGame && <Hud game={game} />}
-      {screen === "playing" && game.touch.value && <TouchControls touch={game.input.touch} />}
+      {screen === "playing" && game.touch.value && (
+        <TouchControls
+          touch={game.input.touch}
+          escape={game.hud.worldKind.value === "dungeon"}
+        />
+      )}
       {(screen === "connect" || screen === "connecting") && <ConnectScreen game={game} />}
       {screen === "disconnected" && <DisconnectedScreen game={game} />}
     </>

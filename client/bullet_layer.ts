@@ -42,7 +42,7 @@ const S = {
 // white core (the hitbox is the body; the core is where the eye goes).
 const STYLES: readonly Style[] = [
   [bolt("rgba(120,170,255,0.6)", 4), bolt("#dbe6ff", 1.5)],
-  [bolt("rgba(90,245,255,0.75)", 5), bolt("#ffffff", 2)],
+  [bolt("rgba(90,245,255,0.75)", 6.5), bolt("#ffffff", 2.5)],
   [
     { shape: "block", color: "rgba(140,110,255,0.35)", scale: 1.35 },
     { shape: "block", color: "#8f74ff", scale: 1 },

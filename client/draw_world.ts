@@ -186,6 +186,8 @@ export function drawBoss(
   const color = PHASE_COLORS[boss.phase % PHASE_COLORS.length];
   const pulse = boss.folding ? 1 + 0.09 * Math.sin(t * 18) : 1 + 0.025 * Math.sin(t * 2);
   const r = def.radiusPx * pulse;
+  // Defeated: a faded husk for the celebration, not a threat.
+  ctx.globalAlpha = boss.hp > 0 ? 1 : 0.3;
   const glow = ctx.createRadialGradient(x, y, r * 0.5, x, y, r * 2.2);
   glow.addColorStop(0, hexAlpha(color, boss.folding ? 0.55 : 0.35));
   glow.addColorStop(1, hexAlpha(color, 0));
@@ -232,6 +234,7 @@ export function drawBoss(
   ctx.fillStyle = "#120a20";
   ctx.fill();
 
+  ctx.globalAlpha = 1;
   if (boss.folding) {
     const ring = (t * 1.6) % 1;
     ctx.beginPath();

@@ -68,6 +68,8 @@ export class Game {
   #flashes: HitFlash[] = [];
   #fps = { frames: 0, sinceMs: 0, value: 0 };
   #lastNetgraphMs = 0;
+  /** Boss HP as last drawn (-1: no boss). */
+  #bossHp = -1;
 
   constructor(opts: GameOptions) {
     this.#url = opts.url;
@@ -130,7 +132,7 @@ export class Game {
     this.#startLoops();
   }
 
-  /** Stops every loop, listener and socket (tests and hot reload). */
+  /** Stops every loop, listener and socket (the page is going away). */
   dispose(): void {
     this.#stopLoops();
     this.input.detach();
@@ -159,8 +161,9 @@ export class Game {
       const everPlayed = this.screen.value === "playing" || this.screen.value === "disconnected";
       if (rt.phase === "rejected" || !everPlayed) {
         this.screen.value = "connect";
+        // A socket that never opened has no reason of its own, only a close code.
         this.error.value = rt.closeReason.startsWith("connection closed")
-          ? `Could not reach the server (${rt.closeReason}).`
+          ? `Could not reach the server — ${rt.closeReason}.`
           : rt.closeReason;
       } else {
         this.screen.value = "disconnected";
@@ -203,6 +206,7 @@ export class Game {
     if (rt.phase === "playing" && rt.world && this.screen.value === "connecting") {
       this.screen.value = "playing";
     }
+    this.#flashBossOnDamage(rt, now);
     if (this.#flashes.length > 0 && now - this.#flashes[0].atMs > FLASH_MS) {
       this.#flashes = this.#flashes.filter((f) => now - f.atMs <= FLASH_MS);
     }
@@ -215,6 +219,18 @@ export class Game {
     this.hud.update(rt, now);
     this.#updateNetgraph(now);
   };
+
+  /**
+   * Shots that strike the stationary boss die in every replica without a hit record
+   * (the server sends none), so the boss flashes when its HP drops instead.
+   */
+  #flashBossOnDamage(rt: ClientRuntime, now: number): void {
+    const hp = rt.boss()?.hp ?? -1;
+    if (hp >= 0 && this.#bossHp >= 0 && hp < this.#bossHp) {
+      this.#flashes.push({ target: HitTarget.Boss, targetId: 0, atMs: now });
+    }
+    this.#bossHp = hp;
+  }
 
   #countFrame(now: number): void {
     const f = this.#fps;
@@ -326,8 +342,8 @@ export class Game {
         });
         break;
       case EventCode.BossPhase: {
-        const boss = this.#client?.runtime.boss();
-        const phase = boss ? BOSSES[boss.bossId]?.phases[a as number] : undefined;
+        // The Events message can beat the first snapshot carrying the boss: ask the world.
+        const phase = this.#client?.runtime.world?.boss?.phases[a as number];
         hud.toast(`Phase ${(a as number) + 1}${phase ? ` — ${phase.name}` : ""}`, {
           nowMs: now,
           tone: "warn",
@@ -352,7 +368,7 @@ export class Game {
 }
 
 /** The `q` quantile of `values` (0 for none). */
-export function percentile(values: readonly number[], q: number): number {
+function percentile(values: readonly number[], q: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];

@@ -15,11 +15,9 @@ export function Hud({ game }: { game: Game }) {
       <div class="hud-tl">
         <StagePanel hud={hud} />
         {hud.netgraphOn.value && <Netgraph hud={hud} />}
-      </div>
-      <div class="hud-top">
-        <BossBar hud={hud} />
         <Toasts hud={hud} />
       </div>
+      <BossBar hud={hud} />
       <Roster hud={hud} />
       <HpPips hud={hud} />
       <EscapeBar hud={hud} />
@@ -57,19 +55,20 @@ function BossBar({ hud }: { hud: HudState }) {
   const color = PHASE_COLORS[b.phase % PHASE_COLORS.length];
   const frac = b.maxHp > 0 ? Math.max(0, b.hp / b.maxHp) : 0;
   return (
-    <div class={`panel boss${b.folding ? " folding" : ""}`} data-testid="boss">
+    // Slim on purpose: the Warden sits at the top of the arena, right under this bar.
+    <div class={`boss${b.folding ? " folding" : ""}`} data-testid="boss" data-hp={b.hp}>
       <div class="boss-head">
         <span class="boss-name">{b.name}</span>
         <span class="boss-phase" style={{ color }}>
           {b.phase + 1}. {b.phaseName}
           {b.folding ? " — folding" : ""}
         </span>
+        <span class="boss-hp">{b.hp} / {b.maxHp}</span>
       </div>
       <div class="bar boss-bar">
         <div class="fill" style={{ width: `${frac * 100}%`, background: color }} />
         {b.markers.map((m) => <div key={m} class="marker" style={{ left: `${m * 100}%` }} />)}
       </div>
-      <div class="boss-hp">{b.hp} / {b.maxHp}</div>
     </div>
   );
 }
@@ -172,7 +171,7 @@ function ControlsHelp({ touch }: { touch: boolean }) {
             <dt>F3 or `</dt>
             <dd>netgraph</dd>
             <dt>Gamepad</dt>
-            <dd>sticks move / aim+fire, B escape</dd>
+            <dd>sticks, B escape</dd>
           </dl>
         )}
       <div class="help-foot">Walk into the portal to enter the Fold.</div>

@@ -133,7 +133,7 @@ export class HudState {
       if (note && note.untilMs < nowMs) this.escapeNote.value = null;
 
       const toasts = this.toasts.value;
-      if (toasts.length > 0 && toasts[0].untilMs < nowMs) {
+      if (toasts.some((t) => t.untilMs < nowMs)) {
         this.toasts.value = toasts.filter((t) => t.untilMs >= nowMs);
       }
 

@@ -20,6 +20,8 @@ const game = new Game({
 });
 
 render(<App game={game} />, document.getElementById("app")!);
+// Say goodbye properly so the server frees the ship at once, not on a socket timeout.
+addEventListener("pagehide", () => game.dispose());
 
 const bench = Number(params.get("bench") ?? 0);
 if (bench > 0) game.startBench(Math.floor(bench), { flush: params.get("flush") === "1" });

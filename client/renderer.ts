@@ -74,8 +74,10 @@ export class Renderer {
   /** Keeps the backing store at window size × devicePixelRatio. */
   #fit(): void {
     const dpr = Math.min(globalThis.devicePixelRatio || 1, 3);
-    const w = this.#canvas.clientWidth || globalThis.innerWidth;
-    const h = this.#canvas.clientHeight || globalThis.innerHeight;
+    // The canvas fills the window; asking the window avoids the forced layout that
+    // reading the canvas's clientWidth would cost after every HUD update.
+    const w = globalThis.innerWidth;
+    const h = globalThis.innerHeight;
     if (dpr === this.#dpr && w === this.#cssW && h === this.#cssH) return;
     this.#dpr = dpr;
     this.#cssW = w;

@@ -20,20 +20,19 @@ padding:8px 12px;box-shadow:0 4px 18px rgba(0,0,0,.35)}
 .stage .world-name{font-weight:700;letter-spacing:.04em}
 .stage .stage-label{color:#b9bde6;font-size:13px}
 .wave-text{font-size:12px;color:#ffcf9e;margin-top:4px}
-.hud-top{position:absolute;top:12px;left:50%;transform:translateX(-50%);display:flex;flex-direction:column;
-align-items:center;gap:8px;width:min(560px,calc(100vw - 540px));min-width:280px}
-.boss{width:100%;box-sizing:border-box}
-.boss-head{display:flex;justify-content:space-between;gap:12px;font-size:13px;margin-bottom:6px}
+.boss{position:absolute;top:8px;left:50%;transform:translateX(-50%);width:min(520px,calc(100vw - 520px));
+min-width:260px;text-shadow:0 1px 3px #000}
+.boss-head{display:flex;align-items:baseline;gap:10px;font-size:12px;margin-bottom:3px}
 .boss-name{font-weight:700;letter-spacing:.03em}
-.boss-phase{font-weight:600}
-.boss-bar{height:14px}
-.boss-bar .marker{position:absolute;top:0;bottom:0;width:2px;margin-left:-1px;background:rgba(255,255,255,.75)}
-.boss-hp{text-align:right;font-size:11px;color:#9aa0d0;margin-top:3px}
+.boss-phase{font-weight:600;flex:1}
+.boss-hp{font-size:11px;color:#b4b9e6}
+.boss-bar{height:8px;box-shadow:0 0 0 1px rgba(0,0,0,.6)}
+.boss-bar .marker{position:absolute;top:0;bottom:0;width:2px;margin-left:-1px;background:rgba(255,255,255,.8)}
 .boss.folding .boss-bar{animation:pulse .25s ease-in-out infinite alternate}
 @keyframes pulse{from{filter:brightness(1)}to{filter:brightness(1.8)}}
-.toasts{display:flex;flex-direction:column;align-items:center;gap:6px}
-.toast{background:rgba(12,14,30,.88);border:1px solid rgba(150,160,255,.25);border-radius:999px;
-padding:5px 16px;font-size:14px;animation:toast-in .2s ease-out}
+.toasts{display:flex;flex-direction:column;align-items:flex-start;gap:6px}
+.toast{background:rgba(12,14,30,.88);border:1px solid rgba(150,160,255,.25);border-radius:8px;
+padding:5px 12px;font-size:13px;animation:toast-in .2s ease-out}
 .toast.good{border-color:#6dff9e;color:#d4ffe3}
 .toast.warn{border-color:#ffb347;color:#ffe6c7}
 @keyframes toast-in{from{opacity:0;transform:translateY(-6px)}to{opacity:1;transform:none}}
@@ -51,7 +50,7 @@ padding:5px 16px;font-size:14px;animation:toast-in .2s ease-out}
 .escape-text{font-size:13px;color:#fff1b0;margin-bottom:6px}
 .escape.cancelled{color:#ffb0a0;font-size:14px}
 .escape-hint{position:absolute;left:50%;bottom:16px;transform:translateX(-50%);font-size:12px;color:rgba(200,205,240,.55)}
-.help{position:absolute;right:12px;bottom:12px;font-size:13px;max-width:340px}
+.help{position:absolute;right:12px;bottom:12px;font-size:12px;max-width:300px}
 .help dl{display:grid;grid-template-columns:auto 1fr;gap:2px 12px;margin:0}
 .help dt{color:#5ff4ff;font-weight:600;white-space:nowrap}
 .help dd{margin:0;color:#d8daf5}
@@ -99,6 +98,8 @@ border:2px solid rgba(200,210,255,.35);background:rgba(20,24,50,.35)}
 background:rgba(95,244,255,.55);box-shadow:0 0 14px rgba(95,244,255,.5)}
 .touch-escape{position:absolute;right:18px;top:45%;width:74px;height:74px;border-radius:50%;
 border:2px solid rgba(255,224,102,.6);background:rgba(40,34,10,.55);color:#ffe066;font:600 11px/1.2 system-ui,sans-serif}
-@media (max-width:760px){.hud-tl{width:170px}.help{display:none}.hud-top{width:calc(100vw - 24px);top:96px}
+@media (max-width:760px){.hud-tl{width:170px}.help{display:none}.boss{width:calc(100vw - 24px);top:96px}
 .roster{min-width:0;font-size:12px}}
+@media (max-height:500px){.help{display:none}.hud-tl{width:190px;gap:5px}.panel{padding:5px 9px}
+.stage .stage-label,.roster ul{font-size:12px}.netgraph{font-size:10px}.pip{width:12px;height:12px}}
 `;

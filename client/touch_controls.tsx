@@ -13,7 +13,9 @@ const STICK_RADIUS_PX = 56;
 const AIM_DEADZONE = 0.3;
 
 /** The touch layer; rendered only once a touch has been seen. */
-export function TouchControls({ touch }: { touch: TouchState }) {
+export function TouchControls({ touch, escape }: { touch: TouchState; escape: boolean }) {
+  // The button can vanish mid-hold (the dungeon ends): never leave escape stuck on.
+  if (!escape) touch.escape = false;
   return (
     <div class="touch">
       <Stick
@@ -36,19 +38,21 @@ export function TouchControls({ touch }: { touch: TouchState }) {
           }
         }}
       />
-      <button
-        type="button"
-        class="touch-escape"
-        onPointerDown={(e) => {
-          e.preventDefault();
-          touch.escape = true;
-        }}
-        onPointerUp={() => touch.escape = false}
-        onPointerCancel={() => touch.escape = false}
-        onPointerLeave={() => touch.escape = false}
-      >
-        hold to<br />escape
-      </button>
+      {escape && (
+        <button
+          type="button"
+          class="touch-escape"
+          onPointerDown={(e) => {
+            e.preventDefault();
+            touch.escape = true;
+          }}
+          onPointerUp={() => touch.escape = false}
+          onPointerCancel={() => touch.escape = false}
+          onPointerLeave={() => touch.escape = false}
+        >
+          hold to<br />escape
+        </button>
+      )}
     </div>
   );
 }

@@ -93,8 +93,7 @@ export class DelayedTransport implements Transport {
   }
 
   close(code: number, reason: string): void {
-    for (const t of this.#timers) clearTimeout(t);
-    this.#timers.clear();
-    this.#inner.close(code, reason);
+    // Behind everything already sent, as on a real slow link (a Reject must arrive first).
+    this.#later(() => this.#inner.close(code, reason));
   }
 }

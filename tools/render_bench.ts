@@ -7,9 +7,9 @@
  *
  *   deno task render-bench [--bullets=2000] [--frames=300] [--dpr=1] [--strict]
  *
- * `--strict` exits 1 when a p95 misses the 4 ms target.
+ * `--strict` exits 1 when the draw's p95 misses the 4 ms target.
  */
-import { chromium } from "playwright-core";
+import { launchChromium } from "./chromium.ts";
 import { realClock } from "../net/scheduler.ts";
 import { GameServer } from "../net/server.ts";
 import { createApp } from "../routes/app.ts";
@@ -43,20 +43,9 @@ const app = createApp(server, { clientJs: () => js });
 const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
 await js;
 const dir = await Deno.makeTempDir({ prefix: "bh_bench_" });
-const ctx = await chromium.launchPersistentContext(dir, {
-  executablePath: "/usr/bin/chromium",
-  headless: true,
+const ctx = await launchChromium(dir, {
   viewport: { width: 1280, height: 720 },
   deviceScaleFactor: dpr,
-  args: [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-  ],
 });
 
 let failed = false;
@@ -106,8 +95,13 @@ try {
     const p95 = quantile(sorted, 0.95);
     const max = sorted[sorted.length - 1];
     const label = flush ? "draw + raster flush" : "draw (as in game)  ";
-    const verdict = p95 <= TARGET_P95_MS ? "ok" : "OVER TARGET";
-    if (p95 > TARGET_P95_MS) failed = true;
+    // The target is on the draw call; the flush row is for information: headless
+    // Chromium here rasterises in software, which a GPU-backed canvas does not.
+    let verdict = "(info)";
+    if (!flush) {
+      verdict = p95 <= TARGET_P95_MS ? `ok (target p95 ≤ ${TARGET_P95_MS} ms)` : "OVER TARGET";
+      if (p95 > TARGET_P95_MS) failed = true;
+    }
     console.log(
       `  ${label}: p50 ${p50.toFixed(2)} ms  p95 ${p95.toFixed(2)} ms  max ${max.toFixed(2)} ms` +
         `  (${sorted.length} frames, ${drawn} bullets drawn, ~${fps.toFixed(0)} fps)  ${verdict}`,

@@ -1,11 +1,12 @@
 /**
  * The real thing, end to end: the real server in-process (150 ms of artificial
  * server→client latency), the real bundle, and headless Chromium playing it.
- * Skips when /usr/bin/chromium is missing unless REQUIRE_BROWSER=1 (CI), which
- * turns a missing browser into a failure. Screenshots land in .screenshots/.
+ * Skips when /usr/bin/chromium (or CHROMIUM_PATH) is missing unless REQUIRE_BROWSER=1
+ * (CI), which turns a missing browser into a failure. Screenshots land in .screenshots/.
  */
 import assert from "node:assert/strict";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
+import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium.ts";
 import type { ClientRuntime } from "../../net/client_runtime.ts";
 import { CloseCode } from "../../net/protocol.ts";
 import { realClock } from "../../net/scheduler.ts";
@@ -14,30 +15,14 @@ import { createApp } from "../../routes/app.ts";
 import { bundleClient, stopBundler } from "../../tools/build.ts";
 import type { Renderer } from "../../client/renderer.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const LATENCY_MS = 150;
 const SHOTS = new URL("../../.screenshots/", import.meta.url);
 
-const hasChromium = (() => {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-})();
+const chromiumThere = hasChromium();
 const requireBrowser = Deno.env.get("REQUIRE_BROWSER") === "1";
-if (!hasChromium && !requireBrowser) {
+if (!chromiumThere && !requireBrowser) {
   console.warn(
-    `SKIPPING browser tests: ${CHROMIUM} not found (install chromium, or set REQUIRE_BROWSER=1 to fail instead)`,
+    `SKIPPING browser tests: ${CHROMIUM_PATH} not found (install chromium, or set REQUIRE_BROWSER=1 to fail instead)`,
   );
 }
 
@@ -69,12 +54,7 @@ async function startServer() {
 
 async function launch(): Promise<{ ctx: BrowserContext; dir: string }> {
   const dir = await Deno.makeTempDir({ prefix: "bh_e2e_" });
-  const ctx = await chromium.launchPersistentContext(dir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 720 },
-  });
+  const ctx = await launchChromium(dir, { viewport: { width: 1280, height: 720 } });
   return { ctx, dir };
 }
 
@@ -83,21 +63,19 @@ async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: new URL(name, SHOTS).pathname });
 }
 
+/** True in the page once the local ship is in the hub and predicting. */
+function inHubAndPredicting(): boolean {
+  const rt = (globalThis as unknown as WithBh).__bh.runtime;
+  return rt?.phase === "playing" && rt.world?.kind === "hub" && rt.selfSnapshot() !== undefined &&
+    rt.pendingInputs.length > 0;
+}
+
 /** Opens the page and plays as `name`; resolves once the ship is in the hub. */
 async function join(page: Page, url: string, name: string): Promise<void> {
   await page.goto(url);
   await page.fill("#pilot-name", name);
   await page.click("button[type=submit]");
-  await page.waitForFunction(
-    () => {
-      const rt = (globalThis as unknown as WithBh).__bh.runtime;
-      return rt?.phase === "playing" && rt.world?.kind === "hub" &&
-        rt.selfSnapshot() !== undefined &&
-        rt.pendingInputs.length > 0;
-    },
-    undefined,
-    { timeout: 10_000 },
-  );
+  await page.waitForFunction(inHubAndPredicting, undefined, { timeout: 10_000 });
 }
 
 /** The local ship's predicted position. */
@@ -160,14 +138,10 @@ function canvasInk(page: Page): Promise<{ ink: number; colors: number; total: nu
 
 Deno.test({
   name: "browser: join, predicted movement, co-op roster, portal, firing, rejection, reconnect",
-  ignore: !hasChromium && !requireBrowser,
-  // Playwright drives Chromium over a pipe from Node-compat child processes whose
-  // handles Deno attributes to the test even after the browser has exited.
-  sanitizeResources: false,
-  sanitizeOps: false,
+  ignore: !chromiumThere && !requireBrowser,
   async fn(t) {
-    if (!hasChromium) {
-      throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM} is missing: install Chromium`);
+    if (!chromiumThere) {
+      throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM_PATH} is missing: install Chromium`);
     }
     const srv = await startServer();
     const { ctx, dir } = await launch();
@@ -191,6 +165,25 @@ Deno.test({
           "the name is remembered",
         );
         await shot(alice, "02_hub.png");
+        // The backing store follows the window (and devicePixelRatio, 1 here).
+        await alice.setViewportSize({ width: 900, height: 600 });
+        await alice.waitForFunction(
+          () => {
+            const c = document.querySelector("canvas.world") as HTMLCanvasElement;
+            return c.width === 900 * devicePixelRatio && c.height === 600 * devicePixelRatio;
+          },
+          undefined,
+          { timeout: 2000 },
+        );
+        await alice.setViewportSize({ width: 1280, height: 720 });
+        await alice.waitForFunction(
+          () => {
+            const c = document.querySelector("canvas.world") as HTMLCanvasElement;
+            return c.width === 1280 * devicePixelRatio;
+          },
+          undefined,
+          { timeout: 2000 },
+        );
       });
 
       await t.step("the own ship moves before a server round trip could answer", async () => {
@@ -340,15 +333,82 @@ Deno.test({
         assert.match((await box.textContent()) ?? "", /server restarting for a test/);
         await shot(bob, "07_disconnected.png");
         await bob.click("text=Reconnect");
-        await bob.waitForFunction(
-          () => {
-            const rt = (globalThis as unknown as WithBh).__bh.runtime;
-            return rt?.phase === "playing" && rt.world?.kind === "hub";
-          },
-          undefined,
-          { timeout: 8000 },
-        );
+        await bob.waitForFunction(inHubAndPredicting, undefined, { timeout: 8000 });
         await bob.waitForSelector(`[data-testid=roster] li[data-name="Bob"]`);
+      });
+
+      await t.step("a gamepad is a twin stick: left moves, right aims and fires", async () => {
+        const x0 = (await selfPos(bob))!.x;
+        await bob.evaluate(() => {
+          const idle = { pressed: false, touched: false, value: 0 };
+          const pad = {
+            id: "test pad",
+            index: 0,
+            connected: true,
+            mapping: "standard",
+            timestamp: 0,
+            axes: [1, 0, 0, -1], // left stick right, right stick up
+            buttons: Array.from({ length: 17 }, () => idle),
+          };
+          Object.defineProperty(navigator, "getGamepads", {
+            configurable: true,
+            value: () => [pad],
+          });
+        });
+        await bob.waitForFunction(
+          (x0) => {
+            const rt = (globalThis as unknown as WithBh).__bh.runtime!;
+            const f = rt.pendingInputs[rt.pendingInputs.length - 1];
+            return rt.predicted.x > x0 + 20 && f?.moveX === 100 && f.aim === 49152 &&
+              (f.buttons & 1) === 1;
+          },
+          x0,
+          { timeout: 3000 },
+        );
+        await bob.evaluate(() => {
+          Object.defineProperty(navigator, "getGamepads", { configurable: true, value: () => [] });
+        });
+      });
+
+      await t.step("touch shows thumbsticks; the left one moves the ship", async () => {
+        const cdp = await ctx.newCDPSession(bob);
+        try {
+          await cdp.send("Emulation.setTouchEmulationEnabled", {
+            enabled: true,
+            maxTouchPoints: 5,
+          });
+          const touch = (
+            type: "touchStart" | "touchMove" | "touchEnd",
+            points: { x: number; y: number }[],
+          ) =>
+            cdp.send("Input.dispatchTouchEvent", {
+              type,
+              touchPoints: points.map((p, id) => ({ ...p, id, radiusX: 4, radiusY: 4, force: 1 })),
+            });
+          // The first touch reveals the sticks (a hybrid laptop starts in mouse mode).
+          await touch("touchStart", [{ x: 640, y: 360 }]);
+          await touch("touchEnd", []);
+          await bob.waitForSelector(".stick-zone.left");
+          const y0 = (await selfPos(bob))!.y;
+          await touch("touchStart", [{ x: 200, y: 600 }]);
+          for (let k = 1; k <= 6; k++) {
+            await touch("touchMove", [{ x: 200, y: 600 - k * 12 }]);
+            await bob.waitForTimeout(16);
+          }
+          await bob.waitForSelector(".stick-base");
+          await bob.waitForFunction(
+            (y0) => {
+              const rt = (globalThis as unknown as WithBh).__bh.runtime!;
+              return rt.predicted.y < y0 - 20;
+            },
+            y0,
+            { timeout: 3000 },
+          );
+          await shot(bob, "08_touch.png");
+          await touch("touchEnd", []);
+        } finally {
+          await cdp.detach();
+        }
       });
 
       assert.equal(errors.length, 0, `no page errors: ${errors.join("; ")}`);
