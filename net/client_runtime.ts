@@ -191,7 +191,8 @@ export class ClientRuntime {
         this.#ping(nowMs);
         return;
       case ServerKind.Reject:
-        this.phase = "rejected";
+        // Refused at the door, or told why before being closed (a restart, say).
+        if (this.phase === "connecting") this.phase = "rejected";
         this.closeReason = msg.reason;
         return;
       case ServerKind.Enter:

@@ -143,7 +143,8 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
     case ClientKind.Hello: {
       array(raw, "hello", 3, 4);
       const version = int(raw[1], "hello version", 0, MAX_UINT32);
-      const name = text(raw[2], "hello name", LIMITS.maxNameLength * 4);
+      // The frame-size cap bounds the name; its rules (and a Reject saying so) are the server's.
+      const name = text(raw[2], "hello name", LIMITS.maxClientFrameBytes);
       const resume = raw[3] === undefined ? undefined : text(raw[3], "hello resume", 64);
       return { kind, version, name, resume };
     }

@@ -195,7 +195,7 @@ export class Connection implements Peer {
         return;
       }
       if (msg.version !== PROTOCOL_VERSION) {
-        this.#reject(
+        this.close(
           CloseCode.VersionMismatch,
           `protocol version ${msg.version} is not supported; this server speaks ${PROTOCOL_VERSION} — reload the page`,
         );
@@ -203,7 +203,7 @@ export class Connection implements Peer {
       }
       const name = checkName(msg.name, server.limits.maxNameLength);
       if (name === undefined) {
-        this.#reject(
+        this.close(
           CloseCode.BadName,
           `name must be 1–${server.limits.maxNameLength} letters, digits, spaces, _ . -`,
         );
@@ -236,21 +236,22 @@ export class Connection implements Peer {
     }
   }
 
-  #reject(code: CloseCode, reason: string): void {
-    this.sendReliable(
-      encodeServerMessage(this.#server.encoder, { kind: ServerKind.Reject, code, reason }),
-    );
-    this.close(code, reason);
-  }
-
   #clearHandshakeTimer(): void {
     if (this.#handshakeTimer !== undefined) this.#server.clock.clearTimer(this.#handshakeTimer);
     this.#handshakeTimer = undefined;
   }
 
-  /** Closes the socket with a reason and forgets the player. Idempotent. */
+  /**
+   * Says why in a Reject message, closes the socket with the same code and reason, and
+   * forgets the player. Idempotent. The Reject matters: Deno drops a server socket that
+   * receives data after close(), losing the close frame (a flooding client never sees
+   * it), but what was sent before the close still arrives.
+   */
   close(code: number, reason: string): void {
     if (this.state === "closed") return;
+    this.sendReliable(
+      encodeServerMessage(this.#server.encoder, { kind: ServerKind.Reject, code, reason }),
+    );
     this.#transport.close(code, reason);
     this.closed(String(code), reason);
   }
@@ -353,7 +354,6 @@ export class GameServer {
   /** Registers an open socket; the returned connection receives its frames. */
   open(transport: Transport, ip: string): Connection {
     const conn = new Connection(this, { id: this.#nextConnId++, ip, transport });
-    this.counters.connectionsOpened++;
     const refused = this.refusal(ip);
     this.connections.add(conn);
     this.#perIp.set(ip, this.connectionsFrom(ip) + 1);
@@ -361,6 +361,8 @@ export class GameServer {
       conn.close(refused.code, refused.reason);
       return conn;
     }
+    // Counted only once accepted: a refusal is counted under its close code instead.
+    this.counters.connectionsOpened++;
     this.log("connect", { conn: conn.id, ip });
     return conn;
   }

@@ -40,26 +40,52 @@ const OPEN = 1;
 /** Transport over one WebSocket: one ordered stream, "newest wins" emulated by skipping. */
 export class WebSocketTransport implements Transport {
   readonly #ws: SocketLike;
+  /** Bytes handed to the socket in this turn of the event loop; they leave right after it. */
+  #turnBytes = 0;
 
   constructor(ws: SocketLike) {
     this.#ws = ws;
   }
 
+  #sent(bytes: number): void {
+    if (this.#turnBytes === 0) queueMicrotask(() => this.#turnBytes = 0);
+    this.#turnBytes += bytes;
+  }
+
   sendReliable(data: Uint8Array): void {
-    if (this.#ws.readyState === OPEN) this.#ws.send(data);
+    if (this.#ws.readyState !== OPEN) return;
+    this.#ws.send(data);
+    this.#sent(data.byteLength);
   }
 
   sendLatest(data: Uint8Array): boolean {
-    // Anything still buffered may include the previous snapshot: skip this one.
-    if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > 0) return false;
+    // bufferedAmount counts what this turn just sent too (an Events message of the same
+    // tick); only bytes left over from an earlier turn mean the socket is backed up and
+    // may still hold the previous snapshot, and then this one is skipped.
+    if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > this.#turnBytes) return false;
     this.#ws.send(data);
+    this.#sent(data.byteLength);
     return true;
   }
 
+  /**
+   * Closes once what was sent has left (up to DRAIN_WAIT_MS): Deno drops a server socket
+   * that receives data after close(), with whatever was still queued, so a flooding
+   * client would otherwise lose the Reject that says why it was closed.
+   */
   close(code: number, reason: string): void {
-    if (this.#ws.readyState <= OPEN) this.#ws.close(code, clampReason(reason));
+    const text = clampReason(reason);
+    const attempt = (waitedMs: number) => {
+      if (this.#ws.readyState > OPEN) return;
+      if (this.#ws.bufferedAmount === 0 || waitedMs >= DRAIN_WAIT_MS) this.#ws.close(code, text);
+      else setTimeout(() => attempt(waitedMs + DRAIN_POLL_MS), waitedMs === 0 ? 0 : DRAIN_POLL_MS);
+    };
+    attempt(0);
   }
 }
+
+const DRAIN_POLL_MS = 10;
+const DRAIN_WAIT_MS = 500;
 
 /**
  * Delays everything a transport sends by a fixed time, keeping order: an

@@ -22,9 +22,10 @@ import {
   ServerKind,
   type ServerMessage,
 } from "../../net/protocol.ts";
-import { ManualClock } from "../../net/scheduler.ts";
-import { type Connection, GameServer, type ServerLimits } from "../../net/server.ts";
+import { ManualClock, realClock } from "../../net/scheduler.ts";
+import { type Connection, GameServer, type Logger, type ServerLimits } from "../../net/server.ts";
 import type { Transport } from "../../net/transport.ts";
+import { createApp } from "../../routes/app.ts";
 import { type InputFrame, Rng } from "../../sim/mod.ts";
 
 /** Standing still, aiming up, no buttons. */
@@ -433,6 +434,16 @@ export class RawClient {
     this.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames }));
   }
 
+  /** One Ping message. */
+  ping(clientTimeMs = 0): void {
+    this.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Ping, clientTimeMs }));
+  }
+
+  /** The client hangs up (as the socket's onclose tells the server). */
+  hangUp(code = "1000", reason = "left"): void {
+    this.conn.closed(code, reason);
+  }
+
   /** The id the Welcome gave us. */
   get playerId(): number {
     for (const m of this.transport.messages()) {
@@ -440,6 +451,22 @@ export class RawClient {
     }
     throw new Error("Cannot find a welcome: the hello was not accepted");
   }
+}
+
+/**
+ * A valid Ping of exactly `totalBytes` (5–256): CBOR tag 28 ("shareable") wraps a
+ * value without changing it, so nested tags pad the message. No other client
+ * message can grow that large while staying valid, and the byte budget needs big ones.
+ */
+export function paddedPing(totalBytes: number): Uint8Array {
+  if (totalBytes < 5 || totalBytes > 256) {
+    throw new RangeError(`Cannot pad a ping to ${totalBytes}`);
+  }
+  // [0x82, 3, (0xd8 0x1c)…, time 5]: the time takes 1 byte, or 2 in the longer form 0x18 0x05.
+  const time = (totalBytes - 2) % 2 === 1 ? [5] : [0x18, 5];
+  const out = [0x82, ClientKind.Ping];
+  for (let i = 0; i < (totalBytes - 2 - time.length) / 2; i++) out.push(0xd8, 0x1c);
+  return new Uint8Array([...out, ...time]);
 }
 
 /** An input frame for `tick`; the rest defaults to standing still. */
@@ -467,4 +494,98 @@ export function steerTo(
 /** Euclidean distance, in px. */
 export function dist(a: { x: number; y: number }, b: { x: number; y: number }): number {
   return Math.hypot(a.x - b.x, a.y - b.y);
+}
+
+// ---------------------------------------------------------------- real sockets
+
+/** Options of a live server. */
+export interface LiveServerOptions {
+  readonly limits?: Partial<ServerLimits>;
+  readonly log?: Logger;
+  readonly seed?: number;
+}
+
+/** A game server on the real clock behind the real app on a free port; `await using` shuts both down. */
+export class LiveServer implements AsyncDisposable {
+  readonly server: GameServer;
+  readonly http: Deno.HttpServer<Deno.NetAddr>;
+  readonly url: string;
+
+  constructor(opts: LiveServerOptions = {}) {
+    this.server = new GameServer({
+      clock: realClock,
+      seed: opts.seed ?? 1,
+      limits: opts.limits,
+      log: opts.log,
+    });
+    this.server.start();
+    const app = createApp(this.server, { clientJs: () => Promise.resolve("") });
+    this.http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+    this.url = `ws://127.0.0.1:${this.http.addr.port}/ws`;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.server.shutdown("test over");
+    await this.http.shutdown();
+  }
+}
+
+/** A plain WebSocket that decodes and keeps every server message, with its arrival time. */
+export class LiveSocket {
+  readonly ws: WebSocket;
+  readonly received: { atMs: number; msg: ServerMessage }[] = [];
+  readonly opened: Promise<void>;
+  readonly closed: Promise<CloseEvent>;
+  readonly #decoder = new MessageDecoder();
+  readonly #encoder = new MessageEncoder();
+  readonly #waiters: { kind: number; resolve: (m: ServerMessage) => void }[] = [];
+
+  constructor(url: string) {
+    const ws = new WebSocket(url);
+    ws.binaryType = "arraybuffer";
+    this.ws = ws;
+    this.opened = new Promise((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onerror = () => reject(new Error(`Cannot open ${url}`));
+    });
+    this.closed = new Promise((resolve) => ws.onclose = resolve);
+    ws.onmessage = (e) => {
+      if (!(e.data instanceof ArrayBuffer)) {
+        throw new TypeError("the server sends binary frames only");
+      }
+      const msg = decodeServerMessage(this.#decoder, new Uint8Array(e.data));
+      this.received.push({ atMs: performance.now(), msg });
+      for (let i = this.#waiters.length - 1; i >= 0; i--) {
+        if (this.#waiters[i].kind === msg.kind) this.#waiters.splice(i, 1)[0].resolve(msg);
+      }
+    };
+  }
+
+  hello(name: string, version = PROTOCOL_VERSION): void {
+    this.ws.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
+  }
+
+  /** The first message of `kind`, already here or still to come. */
+  first(kind: number): Promise<ServerMessage> {
+    const seen = this.received.find((r) => r.msg.kind === kind);
+    if (seen) return Promise.resolve(seen.msg);
+    return this.next(kind);
+  }
+
+  /** The next message of `kind` to arrive from now on. */
+  next(kind: number): Promise<ServerMessage> {
+    return new Promise((resolve) => this.#waiters.push({ kind, resolve }));
+  }
+
+  /** Snapshots that arrived at or after `sinceMs`. */
+  snapshotsSince(sinceMs: number): number {
+    return this.received.filter((r) => r.msg.kind === ServerKind.Snapshot && r.atMs >= sinceMs)
+      .length;
+  }
+
+  /** Closes from our side (if still open) and waits for the close to complete. */
+  async close(): Promise<CloseEvent> {
+    if (this.ws.readyState <= WebSocket.OPEN) this.ws.close(1000, "done");
+    return await this.closed;
+  }
 }

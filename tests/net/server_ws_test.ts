@@ -6,94 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { LIMITS, SNAPSHOT_HZ } from "../../content/net_tuning.ts";
-import {
-  decodeServerMessage,
-  encodeClientMessage,
-  MessageDecoder,
-  MessageEncoder,
-} from "../../net/codec.ts";
-import {
-  ClientKind,
-  CloseCode,
-  PROTOCOL_VERSION,
-  ServerKind,
-  type ServerMessage,
-} from "../../net/protocol.ts";
-import { realClock } from "../../net/scheduler.ts";
-import { GameServer } from "../../net/server.ts";
-import { createApp } from "../../routes/app.ts";
-
-/** A game server behind the real app on a free port; `await using` shuts both down. */
-class LiveServer implements AsyncDisposable {
-  readonly server = new GameServer({ clock: realClock, seed: 1 });
-  readonly http: Deno.HttpServer<Deno.NetAddr>;
-  readonly url: string;
-
-  constructor() {
-    this.server.start();
-    const app = createApp(this.server, { clientJs: () => Promise.resolve("") });
-    this.http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
-    this.url = `ws://127.0.0.1:${this.http.addr.port}/ws`;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    this.server.shutdown("test over");
-    await this.http.shutdown();
-  }
-}
-
-/** A plain WebSocket that decodes and keeps every server message, with its arrival time. */
-class Socket {
-  readonly ws: WebSocket;
-  readonly received: { atMs: number; msg: ServerMessage }[] = [];
-  readonly opened: Promise<void>;
-  readonly closed: Promise<CloseEvent>;
-  readonly #decoder = new MessageDecoder();
-  readonly #encoder = new MessageEncoder();
-  readonly #waiters: { kind: number; resolve: (m: ServerMessage) => void }[] = [];
-
-  constructor(url: string) {
-    const ws = new WebSocket(url);
-    ws.binaryType = "arraybuffer";
-    this.ws = ws;
-    this.opened = new Promise((resolve, reject) => {
-      ws.onopen = () => resolve();
-      ws.onerror = () => reject(new Error(`Cannot open ${url}`));
-    });
-    this.closed = new Promise((resolve) => ws.onclose = resolve);
-    ws.onmessage = (e) => {
-      assert.ok(e.data instanceof ArrayBuffer, "the server sends binary frames only");
-      const msg = decodeServerMessage(this.#decoder, new Uint8Array(e.data));
-      this.received.push({ atMs: performance.now(), msg });
-      for (let i = this.#waiters.length - 1; i >= 0; i--) {
-        if (this.#waiters[i].kind === msg.kind) this.#waiters.splice(i, 1)[0].resolve(msg);
-      }
-    };
-  }
-
-  hello(name: string, version = PROTOCOL_VERSION): void {
-    this.ws.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
-  }
-
-  /** The first message of `kind`, already here or still to come. */
-  first(kind: number): Promise<ServerMessage> {
-    const seen = this.received.find((r) => r.msg.kind === kind);
-    if (seen) return Promise.resolve(seen.msg);
-    return new Promise((resolve) => this.#waiters.push({ kind, resolve }));
-  }
-
-  /** Snapshots that arrived at or after `sinceMs`. */
-  snapshotsSince(sinceMs: number): number {
-    return this.received.filter((r) => r.msg.kind === ServerKind.Snapshot && r.atMs >= sinceMs)
-      .length;
-  }
-
-  /** Closes from our side (if still open) and waits for the close to complete. */
-  async close(): Promise<CloseEvent> {
-    if (this.ws.readyState <= WebSocket.OPEN) this.ws.close(1000, "done");
-    return await this.closed;
-  }
-}
+import { encodeClientMessage, MessageEncoder } from "../../net/codec.ts";
+import { ClientKind, CloseCode, PROTOCOL_VERSION, ServerKind } from "../../net/protocol.ts";
+import { LiveServer, LiveSocket as Socket } from "./_harness.ts";
 
 /** A hello, encoded. */
 function helloBytes(name: string): Uint8Array {

@@ -1,0 +1,293 @@
+/**
+ * Connection churn. In process on a ManualClock: 1,000 overlapping connect/
+ * disconnect cycles of every kind (hanging up mid-handshake, timing out, leaving
+ * the hub, leaving a dungeon reached on foot or by a direct transfer, being closed
+ * by the server for a bad frame). Over real WebSockets: 100 shorter cycles. After
+ * either, nothing may be left behind: no dungeon, no connection, no player, no
+ * timer but the scheduler's, and /metrics agrees.
+ */
+import assert from "node:assert/strict";
+import { HUB } from "../../content/mod.ts";
+import { LIMITS, TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
+import { CloseCode, EventCode, ServerKind } from "../../net/protocol.ts";
+import { createApp } from "../../routes/app.ts";
+import { Rng, TICK_MS } from "../../sim/mod.ts";
+import { frame, IDLE, LiveServer, LiveSocket, NetHarness, RawClient, steerTo } from "./_harness.ts";
+
+/** The scheduler's own timer: all a quiet server should have pending. */
+const SCHEDULER_TIMERS = 1;
+
+/** Ways a cycle ends, each with the close code the server counts for it. */
+const KINDS = {
+  /** Opens and hangs up without a hello. */
+  handshakeHangUp: "1001",
+  /** Opens and never speaks: the server closes it after 5 s. */
+  handshakeTimeout: String(CloseCode.HandshakeTimeout),
+  /** Sends input before its hello: the server closes it. */
+  inputBeforeHello: String(CloseCode.BadMessage),
+  /** Says hello, idles in the hub, hangs up. */
+  hubHangUp: "1000",
+  /** Says hello, then sends garbage from the hub. */
+  hubBadFrame: String(CloseCode.BadMessage),
+  /** Walks into the portal, stays in the dungeon a while, hangs up. */
+  portalWalk: "1001",
+  /** Is put on the portal (a direct transfer), stays, hangs up. */
+  directTransfer: "1006",
+  /** Is put on the portal, then sends an oversized frame from the dungeon. */
+  dungeonBadFrame: String(CloseCode.FrameTooLarge),
+} as const;
+type Kind = keyof typeof KINDS;
+const KIND_NAMES = Object.keys(KINDS) as Kind[];
+
+/** One connection from open to close, moved on once per tick. */
+class Cycle {
+  readonly client: RawClient;
+  readonly stayTicks: number;
+  #ticks = 0;
+  #inDungeonFor = -1;
+
+  constructor(
+    readonly kind: Kind,
+    readonly h: NetHarness,
+    opts: { ip: string; name: string; stayTicks: number },
+  ) {
+    this.client = new RawClient(h.server, opts.ip);
+    this.stayTicks = opts.stayTicks;
+    if (kind === "inputBeforeHello") this.client.input([frame(h.server.hub.world.tick)]);
+    else if (kind !== "handshakeHangUp" && kind !== "handshakeTimeout") {
+      this.client.hello(opts.name);
+    }
+  }
+
+  get done(): boolean {
+    return this.client.conn.state === "closed";
+  }
+
+  /** The dungeon this cycle's player is in, if any. */
+  get dungeon(): string | undefined {
+    const i = this.client.conn.instance;
+    return i?.kind === "dungeon" ? i.id : undefined;
+  }
+
+  /** Acts for one tick; throws if a cycle is stuck. */
+  step(): void {
+    if (this.done) return;
+    const t = this.#ticks++;
+    const c = this.client;
+    const stay = this.stayTicks;
+    switch (this.kind) {
+      case "handshakeHangUp":
+        if (t >= stay) c.hangUp("1001", "going away");
+        return;
+      case "handshakeTimeout":
+      case "inputBeforeHello":
+        // The server ends these; the loop below fails the test if it never does.
+        return;
+      case "hubHangUp":
+        this.#input(IDLE);
+        if (t >= stay) c.hangUp("1000", "left");
+        return;
+      case "hubBadFrame":
+        this.#input(IDLE);
+        if (t >= stay) c.send(new Uint8Array([0xff, 0x00, 0x13]));
+        return;
+      default:
+        this.#dungeonStep(t);
+    }
+  }
+
+  #dungeonStep(t: number): void {
+    const c = this.client;
+    if (this.dungeon === undefined) {
+      assert.ok(this.#inDungeonFor < 0, `${this.kind}: sent back to the hub before leaving`);
+      assert.ok(t < 600, `${this.kind}: no dungeon after 10 s`);
+      const ship = this.h.server.hub.world.players.get(c.playerId);
+      if (!ship) return;
+      if (this.kind === "portalWalk") this.#input(steerTo(ship, HUB.portal!));
+      else [ship.x, ship.y] = [HUB.portal!.x, HUB.portal!.y];
+      return;
+    }
+    this.#inDungeonFor++;
+    this.#input(IDLE);
+    if (this.#inDungeonFor < this.stayTicks) return;
+    if (this.kind === "portalWalk") c.hangUp("1001", "tab closed");
+    else if (this.kind === "directTransfer") c.hangUp("1006", "connection lost");
+    else c.send(new Uint8Array(LIMITS.maxClientFrameBytes + 1));
+  }
+
+  /** Sends the frame for the tick its instance is about to run. */
+  #input(sample: typeof IDLE): void {
+    const instance = this.client.conn.instance;
+    if (instance) this.client.input([frame(instance.world.tick, sample)]);
+  }
+}
+
+Deno.test("1,000 connect/disconnect cycles of every kind leave nothing behind", async () => {
+  using h = new NetHarness({ seed: 7 });
+  const rng = new Rng(2024);
+  const total = 1000;
+  const concurrent = 24;
+  const live: Cycle[] = [];
+  const started = new Map<Kind, number>(KIND_NAMES.map((k) => [k, 0]));
+  const dungeonsSeen = new Set<string>();
+  let next = 0;
+  let peakPlayers = 0;
+
+  while (next < total || live.length > 0) {
+    while (next < total && live.length < concurrent) {
+      const kind = KIND_NAMES[Math.floor(rng.next() * KIND_NAMES.length)];
+      started.set(kind, started.get(kind)! + 1);
+      live.push(
+        new Cycle(kind, h, {
+          // 32 addresses: several connections share one, under the per-IP limit.
+          ip: `10.0.0.${next % 32}`,
+          name: `P${next}`,
+          stayTicks: Math.floor(rng.range(0, 90)),
+        }),
+      );
+      next++;
+    }
+    h.clock.advance(TICK_MS);
+    for (const cycle of live) {
+      cycle.step();
+      if (cycle.dungeon) dungeonsSeen.add(cycle.dungeon);
+    }
+    peakPlayers = Math.max(peakPlayers, h.server.playerCount);
+    for (let i = live.length - 1; i >= 0; i--) if (live[i].done) live.splice(i, 1);
+    assert.ok(h.clock.now() < 600_000, "the churn finishes within 10 minutes of game time");
+  }
+  h.clock.advance(TICK_MS * 3); // a few quiet ticks after the last close
+
+  const s = h.server;
+  console.log(
+    `${total} cycles in ${(h.clock.now() / 1000).toFixed(0)} s of game time: ` +
+      `${JSON.stringify(Object.fromEntries(started))}; ${dungeonsSeen.size} dungeons, ` +
+      `peak ${peakPlayers} players; closes ${JSON.stringify(s.counters.closes)}`,
+  );
+  assert.deepEqual([...s.instances.keys()], ["hub"], "no dungeon instance is left");
+  assert.equal(s.connections.size, 0);
+  assert.equal(s.playerCount, 0);
+  assert.equal(s.hub.size, 0);
+  assert.equal(h.clock.pending, SCHEDULER_TIMERS, "no handshake timer is left");
+  assert.equal(s.counters.connectionsOpened, total);
+  assert.ok(dungeonsSeen.size >= 10, `dungeons were made and destroyed (${dungeonsSeen.size})`);
+  assert.equal(s.counters.instancesCreated - s.counters.instancesDestroyed, 1, "the hub alone");
+  for (const kind of KIND_NAMES) assert.ok(started.get(kind)! > 50, `${kind} cycles ran`);
+
+  const expected: Record<string, number> = {};
+  for (const kind of KIND_NAMES) {
+    expected[KINDS[kind]] = (expected[KINDS[kind]] ?? 0) + started.get(kind)!;
+  }
+  assert.deepEqual(s.counters.closes, expected, "every cycle ended the way its kind ends");
+
+  const app = createApp(s, { clientJs: () => Promise.resolve("") });
+  const metrics = await (await app.request("/metrics")).text();
+  assert.match(metrics, /^bh_connections 0$/m);
+  assert.match(metrics, /^bh_players 0$/m);
+  assert.match(metrics, /^bh_instances\{kind="hub"\} 1$/m);
+  assert.match(metrics, /^bh_instances\{kind="dungeon"\} 0$/m);
+  assert.match(metrics, new RegExp(`^bh_connections_opened_total ${total}$`, "m"));
+});
+
+/** Waits for `cond` on real time, for real-socket tests only. */
+async function until(what: string, cond: () => boolean, timeoutMs = 3000): Promise<void> {
+  const start = performance.now();
+  while (!cond()) {
+    if (performance.now() - start > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+Deno.test("100 real WebSocket cycles, some mid-handshake, leave nothing behind", async () => {
+  await using live = new LiveServer();
+  const s = live.server;
+  const total = 100;
+  const codes = new Map<string, number>();
+  const count = (code: number) => codes.set(String(code), (codes.get(String(code)) ?? 0) + 1);
+
+  for (let i = 0; i < total; i++) {
+    const sock = new LiveSocket(live.url);
+    await sock.opened;
+    switch (i % 4) {
+      case 0: // mid-handshake: never says hello
+        count((await sock.close()).code);
+        break;
+      case 1: // says hello and leaves without waiting for an answer
+        sock.hello(`Quick ${i}`);
+        count((await sock.close()).code);
+        break;
+      case 2: // plays in the hub until the first snapshot, then leaves
+        sock.hello(`Stay ${i}`);
+        await sock.first(ServerKind.Snapshot);
+        count((await sock.close()).code);
+        break;
+      case 3: { // closed by the server for a bad frame
+        sock.hello(`Bad ${i}`);
+        await sock.first(ServerKind.Enter);
+        sock.ws.send(new Uint8Array([0xff]));
+        const closed = await sock.closed;
+        assert.equal(closed.code, CloseCode.BadMessage);
+        count(closed.code);
+        break;
+      }
+    }
+  }
+  await until("the server to hear every close", () => s.connections.size === 0);
+
+  assert.deepEqual([...s.instances.keys()], ["hub"]);
+  assert.equal(s.playerCount, 0);
+  assert.equal(s.hub.size, 0);
+  assert.equal(s.counters.connectionsOpened, total);
+  assert.deepEqual(s.counters.closes, Object.fromEntries(codes));
+  const metricsUrl = live.url.replace(/^ws:/, "http:").replace(/\/ws$/, "/metrics");
+  const metrics = await (await fetch(metricsUrl)).text();
+  assert.match(metrics, /^bh_connections 0$/m);
+  assert.match(metrics, /^bh_players 0$/m);
+  assert.match(metrics, new RegExp(`^bh_connections_opened_total ${total}$`, "m"));
+});
+
+Deno.test("a player joining the hub does not cost the others the snapshot of that tick", async () => {
+  await using live = new LiveServer();
+  const watcher = new LiveSocket(live.url);
+  await watcher.opened;
+  watcher.hello("Watcher");
+  await watcher.first(ServerKind.Enter);
+  const report: string[] = [];
+
+  for (let i = 0; i < 5; i++) {
+    const name = `Visitor ${i}`;
+    const visitor = new LiveSocket(live.url);
+    await visitor.opened;
+    visitor.hello(name);
+    // The watcher hears of the visitor in the Events batch flushed on the next snapshot tick.
+    let at = -1;
+    while (at < 0) {
+      await watcher.next(ServerKind.Events);
+      at = watcher.received.findIndex((r) =>
+        r.msg.kind === ServerKind.Events &&
+        r.msg.events.some((e) => e[0] === EventCode.PlayerJoined && e[2] === name)
+      );
+    }
+    const batch = watcher.received[at].msg;
+    assert.ok(batch.kind === ServerKind.Events);
+    const flushTick = Math.ceil(batch.tick / TICKS_PER_SNAPSHOT) * TICKS_PER_SNAPSHOT;
+    const snapshotAfter = () =>
+      watcher.received.slice(at + 1).find((r) => r.msg.kind === ServerKind.Snapshot);
+    if (!snapshotAfter()) await watcher.next(ServerKind.Snapshot);
+    const snap = snapshotAfter()!.msg;
+    assert.ok(snap.kind === ServerKind.Snapshot);
+    report.push(`events of tick ${batch.tick} then snapshot ${snap.tick} (expected ${flushTick})`);
+    await visitor.close();
+  }
+  console.log(`${report.join("; ")}; snapshotsSkipped ${live.server.counters.snapshotsSkipped}`);
+  for (const line of report) {
+    const [, got, want] = /snapshot (\d+) \(expected (\d+)\)/.exec(line)!;
+    assert.equal(Number(got), Number(want), `the snapshot sent with the events: ${line}`);
+  }
+  assert.equal(
+    live.server.counters.snapshotsSkipped,
+    0,
+    "no snapshot skipped on a socket that keeps up",
+  );
+  await watcher.close();
+});

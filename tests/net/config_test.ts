@@ -1,0 +1,150 @@
+/**
+ * loadConfig as deploy/README.md documents it: the defaults, valid overrides,
+ * the shipped example environment file, and every bad value refused with a
+ * message that names its variable (main.ts prints it and exits with status 2).
+ */
+import assert from "node:assert/strict";
+import { LIMITS } from "../../content/net_tuning.ts";
+import { loadConfig } from "../../net/config.ts";
+
+Deno.test("loadConfig() with an empty environment gives the documented defaults", () => {
+  assert.deepEqual(loadConfig({}), {
+    host: "127.0.0.1",
+    port: 8000,
+    publicOrigin: undefined,
+    allowedOrigins: [],
+    trustProxy: false,
+    logLevel: "info",
+    dev: false,
+    shutdownGraceMs: 3000,
+    debugLatencyMs: 0,
+    limits: { maxConnections: 200, maxConnectionsPerIp: 8 },
+  });
+  assert.deepEqual(loadConfig({}).limits, {
+    maxConnections: LIMITS.maxConnections,
+    maxConnectionsPerIp: LIMITS.maxConnectionsPerIp,
+  });
+});
+
+Deno.test("loadConfig() treats empty numeric variables as unset", () => {
+  const config = loadConfig({ PORT: "", MAX_CONNECTIONS: "", HOST: "" });
+  assert.equal(config.port, 8000);
+  assert.equal(config.host, "127.0.0.1");
+  assert.equal(config.limits.maxConnections, 200);
+});
+
+Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
+  const config = loadConfig({
+    HOST: "0.0.0.0",
+    PORT: "9001",
+    PUBLIC_ORIGIN: "https://Game.Example.com/",
+    ALLOWED_ORIGINS: " https://www.game.example.com , http://localhost:5173,, ",
+    MAX_CONNECTIONS: "1000",
+    MAX_CONNECTIONS_PER_IP: "1",
+    LOG_LEVEL: "debug",
+    TRUST_PROXY: "1",
+    SHUTDOWN_GRACE_MS: "500",
+    DEBUG_LATENCY_MS: "150",
+  });
+  assert.deepEqual(config, {
+    host: "0.0.0.0",
+    port: 9001,
+    publicOrigin: "https://game.example.com",
+    // PUBLIC_ORIGIN is allowed too, so the origin check needs one list.
+    allowedOrigins: [
+      "https://www.game.example.com",
+      "http://localhost:5173",
+      "https://game.example.com",
+    ],
+    trustProxy: true,
+    logLevel: "debug",
+    dev: false,
+    shutdownGraceMs: 500,
+    debugLatencyMs: 150,
+    limits: { maxConnections: 1000, maxConnectionsPerIp: 1 },
+  });
+});
+
+Deno.test("loadConfig() turns on dev mode with --dev or DEV=1", () => {
+  assert.equal(loadConfig({}, ["--dev"]).dev, true);
+  assert.equal(loadConfig({ DEV: "1" }).dev, true);
+  assert.equal(loadConfig({ DEV: "0" }, ["--other"]).dev, false);
+});
+
+Deno.test("loadConfig() accepts PORT=0 (any free port) and the edges of every range", () => {
+  assert.equal(loadConfig({ PORT: "0" }).port, 0);
+  assert.equal(loadConfig({ PORT: "65535" }).port, 65535);
+  assert.equal(loadConfig({ MAX_CONNECTIONS: "1" }).limits.maxConnections, 1);
+  assert.equal(loadConfig({ MAX_CONNECTIONS: "100000" }).limits.maxConnections, 100000);
+  for (const level of ["debug", "info", "warn", "error"]) {
+    assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
+  }
+  assert.equal(loadConfig({ TRUST_PROXY: "0" }).trustProxy, false);
+});
+
+/** Parses an EnvironmentFile: KEY=value lines, `#` comments. */
+function parseEnvFile(text: string): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const line of text.split("\n")) {
+    const m = /^([A-Z_]+)=(.*)$/.exec(line.trim());
+    if (m) env[m[1]] = m[2];
+  }
+  return env;
+}
+
+Deno.test("the shipped deploy/bullet-hell.env.example is a valid configuration", async () => {
+  const text = await Deno.readTextFile(
+    new URL("../../deploy/bullet-hell.env.example", import.meta.url),
+  );
+  const env = parseEnvFile(text);
+  assert.ok(Object.keys(env).length >= 5, `parsed ${Object.keys(env).join(", ")}`);
+  const config = loadConfig(env);
+  assert.equal(config.host, "127.0.0.1");
+  assert.equal(config.port, 8000);
+  assert.equal(config.publicOrigin, "https://game.example.com");
+  assert.equal(config.trustProxy, true);
+  assert.deepEqual(config.limits, { maxConnections: 200, maxConnectionsPerIp: 8 });
+});
+
+/** Bad values and the variable each message must name. */
+const INVALID: readonly [env: Record<string, string>, names: string, detail: RegExp][] = [
+  [{ PORT: "abc" }, "PORT", /"abc".*integer in \[0, 65535\]/],
+  [{ PORT: "70000" }, "PORT", /"70000".*integer in \[0, 65535\]/],
+  [{ PORT: "-1" }, "PORT", /integer in \[0, 65535\]/],
+  [{ PORT: "80.5" }, "PORT", /integer/],
+  [{ MAX_CONNECTIONS: "0" }, "MAX_CONNECTIONS", /"0".*integer in \[1, 100000\]/],
+  [{ MAX_CONNECTIONS_PER_IP: "0" }, "MAX_CONNECTIONS_PER_IP", /integer in \[1, 10000\]/],
+  [{ MAX_CONNECTIONS_PER_IP: "many" }, "MAX_CONNECTIONS_PER_IP", /integer/],
+  [{ SHUTDOWN_GRACE_MS: "-5" }, "SHUTDOWN_GRACE_MS", /integer/],
+  [{ LOG_LEVEL: "loud" }, "LOG_LEVEL", /"loud".*debug, info, warn or error/],
+  [{ LOG_LEVEL: "INFO" }, "LOG_LEVEL", /debug, info, warn or error/],
+  [{ TRUST_PROXY: "yes" }, "TRUST_PROXY", /0 or 1/],
+  [{ TRUST_PROXY: "true" }, "TRUST_PROXY", /0 or 1/],
+  [{ PUBLIC_ORIGIN: "ftp://x" }, "PUBLIC_ORIGIN", /"ftp:\/\/x".*not an http\(s\) origin/],
+  [{ PUBLIC_ORIGIN: "game.example.com" }, "PUBLIC_ORIGIN", /not an http\(s\) origin/],
+  [
+    { ALLOWED_ORIGINS: "https://ok.example, not a url" },
+    "ALLOWED_ORIGINS",
+    /"not a url".*not an http\(s\) origin/,
+  ],
+  [
+    { ALLOWED_ORIGINS: "https://ok.example,ws://sock.example" },
+    "ALLOWED_ORIGINS",
+    /"ws:\/\/sock\.example"/,
+  ],
+];
+
+for (const [env, name, detail] of INVALID) {
+  const [[key, value]] = Object.entries(env);
+  Deno.test(`loadConfig() refuses ${key}=${value} with a message naming ${name}`, () => {
+    assert.throws(
+      () => loadConfig(env),
+      (err: unknown) => {
+        assert.ok(err instanceof Error);
+        assert.match(err.message, new RegExp(`^${name}\\b`), "the message starts with the name");
+        assert.match(err.message, detail);
+        return true;
+      },
+    );
+  });
+}
