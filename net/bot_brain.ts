@@ -9,9 +9,10 @@ import {
   type BulletPool,
   Button,
   type InputFrame,
+  MOVE_UNITS,
   quantizeAngle,
+  Team,
 } from "../sim/mod.ts";
-import { Team } from "../sim/mod.ts";
 
 /** What the pilot sees. */
 export interface BrainView {
@@ -36,7 +37,6 @@ export interface BrainOrders {
 }
 
 const DODGE_RADIUS_PX = 90;
-const MOVE_UNITS = 100;
 
 /** One input frame for this tick. */
 export function think(view: BrainView, orders: BrainOrders): InputFrame {

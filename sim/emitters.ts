@@ -87,12 +87,15 @@ function advanceSweep(state: EmitterState, def: ArcSweepDef): void {
   // Back and forth across the arc, reflecting at either end.
   const half = def.arcRad / 2;
   let next = state.sweepRad + delta * state.sweepDir;
-  if (next > half) {
-    next = 2 * half - next;
-    state.sweepDir = -1;
-  } else if (next < -half) {
-    next = -2 * half - next;
-    state.sweepDir = 1;
+  // Reflect as often as it takes: a fast sweep over a narrow arc can cross it twice a tick.
+  while (next > half || next < -half) {
+    if (next > half) {
+      next = 2 * half - next;
+      state.sweepDir = -1;
+    } else {
+      next = -2 * half - next;
+      state.sweepDir = 1;
+    }
   }
   state.sweepRad = next;
 }
