@@ -17,6 +17,7 @@ import {
   type PlayerSnap,
   ServerKind,
   type ServerMessage,
+  type SnapshotMsg,
 } from "./protocol.ts";
 import { decodeVolleys, encodeVolleys } from "./volley_codec.ts";
 import { INPUT_FRAMES_PER_MESSAGE, LIMITS } from "../content/net_tuning.ts";
@@ -322,6 +323,46 @@ function bossToWire(b: BossSnap | null): unknown {
     : [b.bossId, Math.max(0, Math.ceil(b.hp)), b.maxHp, b.phase, b.folding ? 1 : 0];
 }
 
+/** A snapshot with everything but the recipient's ack packed: pack once, address to each. */
+export interface PackedSnapshot {
+  readonly tick: number;
+  readonly stage: number;
+  readonly wave: number;
+  readonly players: Uint8Array;
+  readonly enemies: Uint8Array;
+  readonly boss: unknown;
+}
+
+/** Packs the part of a snapshot every recipient shares. */
+export function packSnapshot(msg: Omit<SnapshotMsg, "kind" | "ackTick">): PackedSnapshot {
+  return {
+    tick: msg.tick,
+    stage: msg.stage,
+    wave: msg.wave,
+    players: packPlayers(msg.players),
+    enemies: packEnemies(msg.enemies),
+    boss: bossToWire(msg.boss),
+  };
+}
+
+/** Encodes a packed snapshot for one recipient, with its last applied input tick. */
+export function encodeSnapshotFor(
+  enc: MessageEncoder,
+  packed: PackedSnapshot,
+  ackTick: number,
+): Uint8Array {
+  return enc.encodeValue([
+    ServerKind.Snapshot,
+    packed.tick,
+    ackTick,
+    packed.stage,
+    packed.wave,
+    packed.players,
+    packed.enemies,
+    packed.boss,
+  ]);
+}
+
 /** Encodes a server message. */
 export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Uint8Array {
   switch (msg.kind) {
@@ -341,16 +382,7 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
         packBullets(msg.bullets),
       ]);
     case ServerKind.Snapshot:
-      return enc.encodeValue([
-        msg.kind,
-        msg.tick,
-        msg.ackTick,
-        msg.stage,
-        msg.wave,
-        packPlayers(msg.players),
-        packEnemies(msg.enemies),
-        bossToWire(msg.boss),
-      ]);
+      return encodeSnapshotFor(enc, packSnapshot(msg), msg.ackTick);
     case ServerKind.Events:
       return enc.encodeValue([
         msg.kind,

@@ -17,7 +17,13 @@ import {
   type WorldDef,
 } from "../sim/mod.ts";
 import { INPUT_LIMITS, TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../content/net_tuning.ts";
-import { aimToByte, encodeServerMessage, type MessageEncoder } from "./codec.ts";
+import {
+  aimToByte,
+  encodeServerMessage,
+  encodeSnapshotFor,
+  type MessageEncoder,
+  packSnapshot,
+} from "./codec.ts";
 import {
   type BulletState,
   EnterReason,
@@ -274,17 +280,17 @@ export class Instance {
     const boss = b
       ? { bossId: b.def.id, hp: b.hp, maxHp: b.maxHp, phase: b.phase, folding: b.foldTicks > 0 }
       : null;
+    // Packed once; only the ack differs per member (a busy hub would otherwise pack N² ships).
+    const packed = packSnapshot({
+      tick,
+      stage: StageCode[world.stage],
+      wave: world.wave,
+      players,
+      enemies,
+      boss,
+    });
     for (const m of this.#members.values()) {
-      m.peer.sendLatest(encodeServerMessage(this.#encoder, {
-        kind: ServerKind.Snapshot,
-        tick,
-        ackTick: m.queue.lastInputTick,
-        stage: StageCode[world.stage],
-        wave: world.wave,
-        players,
-        enemies,
-        boss,
-      }));
+      m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, m.queue.lastInputTick));
     }
   }
 }
