@@ -9,6 +9,7 @@ import {
   type ArenaDef,
   BulletPool,
   circlesOverlap,
+  fastForward,
   spawnVolley,
   stepBullets,
   Team,
@@ -97,11 +98,13 @@ export class BulletReplica {
       }
     }
     // The same integration the server ran, one tick at a time, sink included.
-    this.#sinkShots(volley.birthTick, from);
-    for (let t = volley.birthTick + 1; t <= this.tick && this.pool.count > from; t++) {
-      stepBullets(this.pool, this.#arena, from);
-      this.#sinkShots(t, from);
-    }
+    const born = volley.birthTick;
+    this.#sinkShots(born, from);
+    fastForward(this.pool, this.#arena, {
+      from,
+      ticks: this.tick - born,
+      afterStep: (k) => this.#sinkShots(born + k, from),
+    });
   }
 
   #sinkShots(tick: number, from: number): void {

@@ -5,7 +5,7 @@
  */
 import { DUNGEON, HUB, WorldId } from "../content/mod.ts";
 import { LIMITS, MAX_CATCHUP_TICKS } from "../content/net_tuning.ts";
-import { InputVerdict, Rng, TICK_MS } from "../sim/mod.ts";
+import { type InputVerdict, Rng } from "../sim/mod.ts";
 import {
   CodecError,
   decodeClientMessage,
@@ -483,7 +483,4 @@ export class GameServer {
   tickAgeMs(): number {
     return this.counters.lastTickAtMs === 0 ? 0 : this.clock.now() - this.counters.lastTickAtMs;
   }
-
-  /** Nominal tick length, for the health check. */
-  readonly tickMs = TICK_MS;
 }

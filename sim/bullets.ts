@@ -235,16 +235,18 @@ export function stepBullets(pool: BulletPool, arena: ArenaDef, from = 0): void {
 }
 
 /**
- * Brings a freshly spawned volley (slots [from, count)) up to `nowTick` by running
- * the shared integration once per tick of flight: how a client places a bullet
- * that was born on the server while the event was on the wire.
+ * Brings a freshly spawned volley (slots [from, count)) up to date by running the
+ * shared integration once per tick of flight: how a client places a bullet that was
+ * born on the server while the event was on the wire. `afterStep(k)` runs after the
+ * k-th step (1-based), for rules a replica applies every tick.
  */
 export function fastForward(
   pool: BulletPool,
   arena: ArenaDef,
-  opts: { from: number; ticks: number },
+  opts: { from: number; ticks: number; afterStep?: (k: number) => void },
 ): void {
-  for (let t = 0; t < opts.ticks && pool.count > opts.from; t++) {
+  for (let k = 1; k <= opts.ticks && pool.count > opts.from; k++) {
     stepBullets(pool, arena, opts.from);
+    opts.afterStep?.(k);
   }
 }

@@ -40,6 +40,3 @@ export type SimEvent =
   | { readonly type: "bossSpawned"; readonly bossId: number; readonly maxHp: number }
   | { readonly type: "bossPhase"; readonly phase: number }
   | { readonly type: "bossDefeated" };
-
-/** The `type` of any event. */
-export type SimEventType = SimEvent["type"];

@@ -34,11 +34,6 @@ export function circlesOverlap(
   return dx * dx + dy * dy <= rr * rr;
 }
 
-/** True when the point (x, y) lies inside `rect`. */
-export function pointInRect(x: number, y: number, rect: Rect): boolean {
-  return x >= rect.x && x <= rect.x + rect.w && y >= rect.y && y <= rect.y + rect.h;
-}
-
 /**
  * Pushes a circle out of a rectangle along the shortest way, mutating `pos`.
  */
