@@ -2,11 +2,8 @@
  * Composition root and the only place that reads the environment, the wall clock
  * or process signals: config → game server → Hono app → Deno.serve.
  */
-import { GameServer, type Logger } from "./net/server.ts";
-import { realClock } from "./net/scheduler.ts";
+import { GameServer, loadConfig, type Logger, realClock } from "./net/server/mod.ts";
 import { createApp } from "./routes/app.ts";
-import { loadConfig } from "./net/config.ts";
-import { bundleClient, stopBundler } from "./tools/build.ts";
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
@@ -28,6 +25,8 @@ async function clientSource(dev: boolean): Promise<() => Promise<string>> {
       console.log("dist/client.js not found: bundling in-process (run `deno task build`)");
     }
   }
+  // esbuild is loaded only here: a production start with a built bundle never touches it.
+  const { bundleClient, stopBundler } = await import("./tools/build.ts");
   let current = bundleClient({ minify: !dev });
   if (dev) {
     (async () => {

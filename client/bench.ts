@@ -4,7 +4,7 @@
  * It feeds the same Renderer the game uses, so the timing is the game's.
  */
 import { BulletKind, DUNGEON } from "../content/mod.ts";
-import { PlayerFlag } from "../net/protocol.ts";
+import { PlayerFlag } from "../net/wire/mod.ts";
 import { BulletPool, Rng, Team } from "../sim/mod.ts";
 import type { Scene, ShipView } from "./scene.ts";
 

@@ -4,7 +4,7 @@
  * world transform; a handful of actors, so per-actor save/restore is fine here.
  */
 import { BOSSES, ENEMIES, PLAYER } from "../content/mod.ts";
-import { PlayerFlag } from "../net/protocol.ts";
+import { PlayerFlag } from "../net/wire/mod.ts";
 import { HitTarget, type WorldDef } from "../sim/mod.ts";
 import type { ViewRect } from "./bullet_layer.ts";
 import type { EnemyView, HitFlash, Scene, ShipView } from "./scene.ts";

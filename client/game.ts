@@ -6,7 +6,7 @@
  */
 import { signal } from "@preact/signals";
 import { BOSSES } from "../content/mod.ts";
-import type { ClientRuntime } from "../net/client_runtime.ts";
+import { type ClientRuntime, connectClient, type WsClient } from "../net/client/mod.ts";
 import {
   type EnterMsg,
   EnterReason,
@@ -14,8 +14,7 @@ import {
   EventCode,
   type HitRecord,
   type NetEvent,
-} from "../net/protocol.ts";
-import { connectClient, type WsClient } from "../net/ws_client.ts";
+} from "../net/wire/mod.ts";
 import { HitTarget } from "../sim/mod.ts";
 import { BenchScene } from "./bench.ts";
 import { FLASH_MS } from "./draw_world.ts";

@@ -5,8 +5,8 @@
  */
 import { batch, signal } from "@preact/signals";
 import { BOSSES, ENEMIES } from "../content/mod.ts";
-import type { ClientRuntime } from "../net/client_runtime.ts";
-import { PlayerFlag, StageCode } from "../net/protocol.ts";
+import type { ClientRuntime } from "../net/client/mod.ts";
+import { PlayerFlag, StageCode } from "../net/wire/mod.ts";
 
 /** The boss bar's contents. */
 export interface BossHud {

@@ -3,7 +3,7 @@
  * shared state, merged into one InputSample when the runtime asks for a tick.
  * The page sends nothing but these samples (through the runtime).
  */
-import type { InputSample } from "../net/client_runtime.ts";
+import type { InputSample } from "../net/client/mod.ts";
 import { Button, MOVE_UNITS, quantizeAngle } from "../sim/mod.ts";
 
 /** Left-stick deflection ignored as drift. */

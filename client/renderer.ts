@@ -3,7 +3,7 @@
  * local ship, and a draw of the whole scene per animation frame. Times every draw
  * so the netgraph and tools/render_bench.ts can report it.
  */
-import { PlayerFlag } from "../net/protocol.ts";
+import { PlayerFlag } from "../net/wire/mod.ts";
 import { BulletLayer } from "./bullet_layer.ts";
 import { Camera } from "./camera.ts";
 import {

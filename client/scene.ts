@@ -3,8 +3,8 @@
  * up by the bench). Keeping the renderer on this small shape lets the bench drive
  * the very same draw code without a server.
  */
-import type { ClientRuntime } from "../net/client_runtime.ts";
-import type { BossSnap } from "../net/protocol.ts";
+import type { ClientRuntime } from "../net/client/mod.ts";
+import type { BossSnap } from "../net/wire/mod.ts";
 import { angleFromUnits, type BulletPool, type WorldDef } from "../sim/mod.ts";
 
 /** A ship to draw. */

@@ -4,10 +4,15 @@
  */
 import { Hono } from "hono";
 import { getConnInfo, upgradeWebSocket } from "hono/deno";
-import type { GameServer } from "../net/server.ts";
-import { DelayedTransport, type Transport, WebSocketTransport } from "../net/transport.ts";
-import { health, renderMetrics } from "../net/metrics.ts";
-import { CloseCode } from "../net/protocol.ts";
+import {
+  DelayedTransport,
+  type GameServer,
+  health,
+  renderMetrics,
+  type Transport,
+  WebSocketTransport,
+} from "../net/server/mod.ts";
+import { CloseCode } from "../net/wire/mod.ts";
 
 /** What the app serves besides the game socket. */
 export interface AppOptions {

@@ -7,7 +7,7 @@
  *
  * A figure, not a test: PASS/MISS against each target is printed and the exit code is 0
  * either way. Only `step` is on the clock; the pilots think between ticks.
- * Imports only sim/, content/ and net/bot_brain.ts.
+ * Imports only sim/, content/ and sim/pilot.ts.
  *
  *   deno task bench [--json] [--scenario peak|stress] [--ticks N] [--seed N]
  */
@@ -21,7 +21,7 @@ import {
   type WorldDef,
 } from "../sim/mod.ts";
 import { BulletKind, DUNGEON, PLAYER, WARDEN } from "../content/mod.ts";
-import { think, viewOfWorld } from "../net/bot_brain.ts";
+import { think, viewOfWorld } from "../sim/pilot.ts";
 
 const PILOTS = 4;
 

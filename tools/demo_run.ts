@@ -3,7 +3,7 @@
  * through SimWorld alone. Shared by the headless demo, the tests and the benchmark.
  */
 import { type InputFrame, type SimEvent, SimWorld, type WorldDef } from "../sim/mod.ts";
-import { think, viewOfWorld } from "../net/bot_brain.ts";
+import { think, viewOfWorld } from "../sim/pilot.ts";
 
 /** Outcome counts of a scripted run. */
 export interface RunSummary {

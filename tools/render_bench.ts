@@ -10,8 +10,7 @@
  * `--strict` exits 1 when the draw's p95 misses the 4 ms target.
  */
 import { launchChromium } from "./chromium.ts";
-import { realClock } from "../net/scheduler.ts";
-import { GameServer } from "../net/server.ts";
+import { GameServer, realClock } from "../net/server/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { bundleClient, stopBundler } from "./build.ts";
 

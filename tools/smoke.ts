@@ -6,8 +6,8 @@
  * what the clients received; the last line is JSON with the traffic figures.
  * `deno task smoke` runs it; tests/e2e/smoke_test.ts runs it in CI.
  */
-import { Bot } from "../net/bot.ts";
-import { EnterReason, EventCode } from "../net/protocol.ts";
+import { Bot } from "../net/client/mod.ts";
+import { EnterReason, EventCode } from "../net/wire/mod.ts";
 
 /** Figures of one run; `downBytesPerSecPerClient` etc. are means over the boss fight. */
 export interface SmokeReport {

@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium.ts";
-import type { ClientRuntime } from "../../net/client_runtime.ts";
-import { CloseCode } from "../../net/protocol.ts";
-import { realClock } from "../../net/scheduler.ts";
-import { GameServer } from "../../net/server.ts";
+import type { ClientRuntime } from "../../net/client/runtime.ts";
+import { CloseCode } from "../../net/wire/protocol.ts";
+import { realClock } from "../../net/server/scheduler.ts";
+import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
 import { bundleClient, stopBundler } from "../../tools/build.ts";
 import type { Renderer } from "../../client/renderer.ts";

@@ -5,9 +5,9 @@
  * message naming the variable.
  */
 import assert from "node:assert/strict";
-import type { InputSample } from "../../net/client_runtime.ts";
-import { connectClient } from "../../net/ws_client.ts";
-import { CloseCode } from "../../net/protocol.ts";
+import type { InputSample } from "../../net/client/runtime.ts";
+import { connectClient } from "../../net/client/ws_client.ts";
+import { CloseCode } from "../../net/wire/protocol.ts";
 
 const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
 

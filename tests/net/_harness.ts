@@ -5,14 +5,14 @@
  * ClientRuntimes connected through such links, pumped in small time steps.
  * It speaks to net/ only through public APIs and never reads `#private` state.
  */
-import { ClientRuntime, type InputSample } from "../../net/client_runtime.ts";
+import { ClientRuntime, type InputSample } from "../../net/client/runtime.ts";
 import {
   decodeClientMessage,
   decodeServerMessage,
   encodeClientMessage,
   MessageDecoder,
   MessageEncoder,
-} from "../../net/codec.ts";
+} from "../../net/wire/codec.ts";
 import {
   ClientKind,
   type ClientMessage,
@@ -21,10 +21,15 @@ import {
   PROTOCOL_VERSION,
   ServerKind,
   type ServerMessage,
-} from "../../net/protocol.ts";
-import { ManualClock, realClock } from "../../net/scheduler.ts";
-import { type Connection, GameServer, type Logger, type ServerLimits } from "../../net/server.ts";
-import type { Transport } from "../../net/transport.ts";
+} from "../../net/wire/protocol.ts";
+import { ManualClock, realClock } from "../../net/server/scheduler.ts";
+import {
+  type Connection,
+  GameServer,
+  type Logger,
+  type ServerLimits,
+} from "../../net/server/server.ts";
+import type { Transport } from "../../net/server/transport.ts";
 import { createApp } from "../../routes/app.ts";
 import { type InputFrame, Rng } from "../../sim/mod.ts";
 

@@ -4,10 +4,10 @@
  * /ws, and originAllowed() on its own. The game server runs on a ManualClock.
  */
 import assert from "node:assert/strict";
-import { loadConfig } from "../../net/config.ts";
-import { CloseCode } from "../../net/protocol.ts";
-import { type Clock, ManualClock } from "../../net/scheduler.ts";
-import { GameServer } from "../../net/server.ts";
+import { loadConfig } from "../../net/server/config.ts";
+import { CloseCode } from "../../net/wire/protocol.ts";
+import { type Clock, ManualClock } from "../../net/server/scheduler.ts";
+import { GameServer } from "../../net/server/server.ts";
 import { createApp, originAllowed } from "../../routes/app.ts";
 import { RawClient } from "../net/_harness.ts";
 

@@ -17,7 +17,7 @@ import {
   type WorldDef,
 } from "../../sim/mod.ts";
 import { PLAYER } from "../../content/mod.ts";
-import { think, viewOfWorld } from "../../net/bot_brain.ts";
+import { think, viewOfWorld } from "../../sim/pilot.ts";
 
 const DEG = Math.PI / 180;
 

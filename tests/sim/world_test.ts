@@ -18,7 +18,7 @@ import {
   type WorldDef,
 } from "../../sim/mod.ts";
 import { CHASER, DUNGEON, HUB, ORB, PLAYER, WARDEN } from "../../content/mod.ts";
-import { think, viewOfWorld } from "../../net/bot_brain.ts";
+import { think, viewOfWorld } from "../../sim/pilot.ts";
 import { runDungeon } from "../../tools/demo_run.ts";
 
 const UP = quantizeAngle(-Math.PI / 2);

@@ -10,9 +10,9 @@ import {
   encodeClientMessage,
   MessageDecoder,
   MessageEncoder,
-} from "../../net/codec.ts";
-import { ClientKind, type ClientMessage, ServerKind } from "../../net/protocol.ts";
-import { Button, BUTTON_MASK } from "../../sim/mod.ts";
+} from "../../../net/wire/codec.ts";
+import { ClientKind, type ClientMessage, ServerKind } from "../../../net/wire/protocol.ts";
+import { Button, BUTTON_MASK } from "../../../sim/mod.ts";
 
 /** Every field a client may send, per kind, and every field of an input frame. */
 const ALLOWED = {

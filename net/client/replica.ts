@@ -4,7 +4,7 @@
  * tick T is placed where the server's copy is by running the shared integration
  * for every tick it spent on the wire.
  */
-import { BOSSES } from "../content/mod.ts";
+import { BOSSES } from "../../content/mod.ts";
 import {
   type ArenaDef,
   BulletPool,
@@ -14,8 +14,8 @@ import {
   stepBullets,
   Team,
   type Volley,
-} from "../sim/mod.ts";
-import { type BulletState, EventCode, type EventsMsg, type HitRecord } from "./protocol.ts";
+} from "../../sim/mod.ts";
+import { type BulletState, EventCode, type EventsMsg, type HitRecord } from "../wire/protocol.ts";
 
 /** A stationary body that consumes player shots on contact (the boss), while it stands. */
 interface ShotSink {

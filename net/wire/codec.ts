@@ -1,10 +1,10 @@
 /**
- * Encodes and decodes every message of net/protocol.ts. Decoding validates types,
+ * Encodes and decodes every message of net/wire/protocol.ts. Decoding validates types,
  * lengths and ranges and throws CodecError with a clear message; the server turns
  * that into a close of the offending connection and nothing else.
  */
 import { Decoder, Encoder } from "cbor-x";
-import { ANGLE_UNITS, BUTTON_MASK, type InputFrame, MOVE_UNITS } from "../sim/mod.ts";
+import { ANGLE_UNITS, BUTTON_MASK, type InputFrame, MOVE_UNITS } from "../../sim/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import {
   type BossSnap,
@@ -20,7 +20,7 @@ import {
   type SnapshotMsg,
 } from "./protocol.ts";
 import { decodeVolleys, encodeVolleys } from "./volley_codec.ts";
-import { INPUT_FRAMES_PER_MESSAGE, LIMITS } from "../content/net_tuning.ts";
+import { INPUT_FRAMES_PER_MESSAGE, LIMITS } from "../../content/net_tuning.ts";
 
 export { CodecError } from "./bytes.ts";
 

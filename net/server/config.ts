@@ -2,7 +2,7 @@
  * Server configuration from environment variables, validated up front: a bad
  * value stops start-up with a message that names the variable.
  */
-import { LIMITS } from "../content/net_tuning.ts";
+import { LIMITS } from "../../content/net_tuning.ts";
 import type { ServerLimits } from "./server.ts";
 
 /** Everything main.ts needs to start. */

@@ -4,12 +4,12 @@
  * and a silent client's coasting observed on its ship in the hub world.
  */
 import assert from "node:assert/strict";
-import { INPUT_LIMITS } from "../../content/net_tuning.ts";
-import { PLAYER } from "../../content/mod.ts";
-import { ServerKind } from "../../net/protocol.ts";
-import type { InputVerdict, PlayerState } from "../../sim/mod.ts";
-import { TICK_S } from "../../sim/mod.ts";
-import { frame, NetHarness, RawClient } from "./_harness.ts";
+import { INPUT_LIMITS } from "../../../content/net_tuning.ts";
+import { PLAYER } from "../../../content/mod.ts";
+import { ServerKind } from "../../../net/wire/protocol.ts";
+import type { InputVerdict, PlayerState } from "../../../sim/mod.ts";
+import { TICK_S } from "../../../sim/mod.ts";
+import { frame, NetHarness, RawClient } from "../_harness.ts";
 
 const STEP_PX = PLAYER.speedPxPerS * TICK_S;
 

@@ -4,7 +4,7 @@
  * whose first item is its kind; hot parts are hand-packed byte strings (little-endian).
  *
  * Client → server (nothing here can say where a ship is, what it hit, what it
- * took or that an escape finished — see tests/net/protocol_test.ts):
+ * took or that an escape finished — see tests/net/wire/protocol_test.ts):
  *
  *   Hello  [1, version:uint, name:text(≤16), resume:text?]
  *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
@@ -27,7 +27,7 @@
  *            volleys: see net/volley_codec.ts (each record carries its tick − baseTick)
  *   Pong     [16, clientTimeMs:uint32, tick:uint32]
  */
-import type { InputFrame, Volley } from "../sim/mod.ts";
+import type { InputFrame, Volley } from "../../sim/mod.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
 export const PROTOCOL_VERSION = 1;

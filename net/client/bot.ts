@@ -3,11 +3,11 @@
  * brain. It walks into the portal, fights, dodges crudely and escapes when told,
  * and records what it was told by the server so a smoke run can assert on it.
  */
-import { type InputSample } from "./client_runtime.ts";
+import { type InputSample } from "./runtime.ts";
 import { connectClient, type WsClient } from "./ws_client.ts";
-import { think } from "./bot_brain.ts";
-import { EnterReason, EventCode, type NetEvent } from "./protocol.ts";
-import { BOSSES } from "../content/mod.ts";
+import { think } from "../../sim/pilot.ts";
+import { EnterReason, EventCode, type NetEvent } from "../wire/protocol.ts";
+import { BOSSES } from "../../content/mod.ts";
 
 /** What a bot has lived through. */
 export interface BotLog {

@@ -12,7 +12,7 @@ import {
   MOVE_UNITS,
   quantizeAngle,
   Team,
-} from "../sim/mod.ts";
+} from "./mod.ts";
 
 /** What the pilot sees. */
 export interface BrainView {

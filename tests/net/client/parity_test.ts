@@ -4,14 +4,14 @@
  * screen are no longer the bullets that can kill you.
  */
 import assert from "node:assert/strict";
-import { DUNGEON } from "../../content/mod.ts";
-import { type BulletPool, type InputFrame, SimWorld, type WorldDef } from "../../sim/mod.ts";
-import { think, viewOfWorld } from "../../net/bot_brain.ts";
-import { BulletReplica } from "../../net/replica.ts";
-import { Instance, type Peer } from "../../net/instance.ts";
-import { decodeServerMessage, MessageDecoder, MessageEncoder } from "../../net/codec.ts";
-import { ServerKind } from "../../net/protocol.ts";
-import { TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
+import { DUNGEON } from "../../../content/mod.ts";
+import { type BulletPool, type InputFrame, SimWorld, type WorldDef } from "../../../sim/mod.ts";
+import { think, viewOfWorld } from "../../../sim/pilot.ts";
+import { BulletReplica } from "../../../net/client/replica.ts";
+import { Instance, type Peer } from "../../../net/server/instance.ts";
+import { decodeServerMessage, MessageDecoder, MessageEncoder } from "../../../net/wire/codec.ts";
+import { ServerKind } from "../../../net/wire/protocol.ts";
+import { TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
 
 /** The dungeon with no trash: the Warden appears after one tick. */
 const BOSS_ROOM: WorldDef = { ...DUNGEON, waves: [], waveDelayTicks: 1 };

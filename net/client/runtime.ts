@@ -5,7 +5,7 @@
  * bullet replica fed by spawn events and integrated by the same BulletPool code.
  * No DOM, no sockets: bytes in through `receive`, bytes out through `send`.
  */
-import { WORLDS } from "../content/mod.ts";
+import { WORLDS } from "../../content/mod.ts";
 import {
   CORRECTION_EPSILON_PX,
   INPUT_FRAMES_PER_MESSAGE,
@@ -13,15 +13,15 @@ import {
   INTERPOLATION_DELAY_TICKS,
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
-} from "../content/net_tuning.ts";
-import { BulletPool, type InputFrame, movePlayer, TICK_MS, type WorldDef } from "../sim/mod.ts";
+} from "../../content/net_tuning.ts";
+import { BulletPool, type InputFrame, movePlayer, TICK_MS, type WorldDef } from "../../sim/mod.ts";
 import { BulletReplica } from "./replica.ts";
 import {
   decodeServerMessage,
   encodeClientMessage,
   MessageDecoder,
   MessageEncoder,
-} from "./codec.ts";
+} from "../wire/codec.ts";
 import {
   type BossSnap,
   ClientKind,
@@ -37,7 +37,7 @@ import {
   ServerKind,
   type SnapshotMsg,
   StageCode,
-} from "./protocol.ts";
+} from "../wire/protocol.ts";
 
 /** What the player wants this tick, before it becomes a frame. */
 export type InputSample = Omit<InputFrame, "tick">;

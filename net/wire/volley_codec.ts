@@ -14,8 +14,8 @@
  * Positions are 1/8 px, angles 1/65536 turn: the server spawns on this grid, so a
  * decoded volley is bit-for-bit the one the server spawned.
  */
-import { type BulletSpec, Team, type Volley } from "../sim/mod.ts";
-import { PLAYER } from "../content/mod.ts";
+import { type BulletSpec, Team, type Volley } from "../../sim/mod.ts";
+import { PLAYER } from "../../content/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 
 const Layout = { Fan: 0, Line: 1, Full: 2, PlayerShot: 3 } as const;

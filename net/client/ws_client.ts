@@ -2,7 +2,7 @@
  * Wires a ClientRuntime to a WebSocket (the browser's or Deno's, same API).
  * The socket carries binary CBOR only.
  */
-import { ClientRuntime, type RuntimeOptions } from "./client_runtime.ts";
+import { ClientRuntime, type RuntimeOptions } from "./runtime.ts";
 
 /** A runtime on an open-or-opening socket. */
 export interface WsClient {

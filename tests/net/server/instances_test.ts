@@ -4,11 +4,11 @@
  * Enter messages and its clock's timers are checked at each turn.
  */
 import assert from "node:assert/strict";
-import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../content/net_tuning.ts";
-import { PLAYER } from "../../content/mod.ts";
-import { CloseCode, EnterReason, EventCode } from "../../net/protocol.ts";
-import { Button } from "../../sim/mod.ts";
-import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "./_harness.ts";
+import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
+import { PLAYER } from "../../../content/mod.ts";
+import { CloseCode, EnterReason, EventCode } from "../../../net/wire/protocol.ts";
+import { Button } from "../../../sim/mod.ts";
+import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "../_harness.ts";
 
 /** Walks to the portal while in the hub; stands still anywhere else. */
 const toPortal: Control = (_tick, c) => {

@@ -4,11 +4,11 @@
  * bystander in the hub plays on. Rates are driven by advancing the clock by hand.
  */
 import assert from "node:assert/strict";
-import { LIMITS, TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
-import { encodeClientMessage, MessageEncoder } from "../../net/codec.ts";
-import { ClientKind, CloseCode, PROTOCOL_VERSION, ServerKind } from "../../net/protocol.ts";
-import { checkName } from "../../net/server.ts";
-import { frame, NetHarness, paddedPing, RawClient } from "./_harness.ts";
+import { LIMITS, TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
+import { encodeClientMessage, MessageEncoder } from "../../../net/wire/codec.ts";
+import { ClientKind, CloseCode, PROTOCOL_VERSION, ServerKind } from "../../../net/wire/protocol.ts";
+import { checkName } from "../../../net/server/server.ts";
+import { frame, NetHarness, paddedPing, RawClient } from "../_harness.ts";
 
 const MESSAGE_BURST = LIMITS.maxMessagesPerSec * LIMITS.burstSeconds;
 const BYTE_BURST = LIMITS.maxBytesPerSec * LIMITS.burstSeconds;

@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { LIMITS, SNAPSHOT_HZ } from "../../content/net_tuning.ts";
-import { encodeClientMessage, MessageEncoder } from "../../net/codec.ts";
-import { ClientKind, CloseCode, PROTOCOL_VERSION, ServerKind } from "../../net/protocol.ts";
-import { LiveServer, LiveSocket as Socket } from "./_harness.ts";
+import { encodeClientMessage, MessageEncoder } from "../../net/wire/codec.ts";
+import { ClientKind, CloseCode, PROTOCOL_VERSION, ServerKind } from "../../net/wire/protocol.ts";
+import { LiveServer, LiveSocket as Socket } from "../net/_harness.ts";
 
 /** A hello, encoded. */
 function helloBytes(name: string): Uint8Array {

@@ -4,7 +4,7 @@
  * catches up at most a bounded number of ticks, and drops the rest.
  * The clock is injected; tests drive it by hand.
  */
-import { TICK_MS } from "../sim/mod.ts";
+import { TICK_MS } from "../../sim/mod.ts";
 
 /** Monotonic time and one-shot timers. */
 export interface Clock {

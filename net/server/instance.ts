@@ -15,15 +15,15 @@ import {
   SimWorld,
   type Volley,
   type WorldDef,
-} from "../sim/mod.ts";
-import { INPUT_LIMITS, TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../content/net_tuning.ts";
+} from "../../sim/mod.ts";
+import { INPUT_LIMITS, TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../content/net_tuning.ts";
 import {
   aimToByte,
   encodeServerMessage,
   encodeSnapshotFor,
   type MessageEncoder,
   packSnapshot,
-} from "./codec.ts";
+} from "../wire/codec.ts";
 import {
   type BulletState,
   EnterReason,
@@ -35,7 +35,7 @@ import {
   type PlayerSnap,
   ServerKind,
   StageCode,
-} from "./protocol.ts";
+} from "../wire/protocol.ts";
 
 /** A client inside an instance, as the instance sees it. */
 export interface Peer {

@@ -1,7 +1,7 @@
 /** Round trips for every message kind, and the decoder's refusals. */
 import assert from "node:assert/strict";
 import { Encoder } from "cbor-x";
-import { NEEDLE, ORB, PLAYER, SPIRAL, WALL_BLOCK } from "../../content/mod.ts";
+import { NEEDLE, ORB, PLAYER, SPIRAL, WALL_BLOCK } from "../../../content/mod.ts";
 import {
   CodecError,
   decodeClientMessage,
@@ -10,7 +10,7 @@ import {
   encodeServerMessage,
   MessageDecoder,
   MessageEncoder,
-} from "../../net/codec.ts";
+} from "../../../net/wire/codec.ts";
 import {
   ClientKind,
   type ClientMessage,
@@ -18,8 +18,8 @@ import {
   EventCode,
   ServerKind,
   type ServerMessage,
-} from "../../net/protocol.ts";
-import { Team, type Volley } from "../../sim/mod.ts";
+} from "../../../net/wire/protocol.ts";
+import { Team, type Volley } from "../../../sim/mod.ts";
 
 const enc = new MessageEncoder();
 const dec = () => new MessageDecoder();

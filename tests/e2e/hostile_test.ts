@@ -24,7 +24,7 @@ import {
   encodeClientMessage,
   MessageDecoder,
   MessageEncoder,
-} from "../../net/codec.ts";
+} from "../../net/wire/codec.ts";
 import {
   ClientKind,
   type ClientMessage,
@@ -32,12 +32,12 @@ import {
   PROTOCOL_VERSION,
   ServerKind,
   type SnapshotMsg,
-} from "../../net/protocol.ts";
+} from "../../net/wire/protocol.ts";
 import type { InputVerdict } from "../../sim/mod.ts";
 import { Rng } from "../../sim/mod.ts";
-import { connectClient, type WsClient } from "../../net/ws_client.ts";
-import type { GameServer } from "../../net/server.ts";
-import { frame, LiveServer, LiveSocket, paddedPing } from "./_harness.ts";
+import { connectClient, type WsClient } from "../../net/client/ws_client.ts";
+import type { GameServer } from "../../net/server/server.ts";
+import { frame, LiveServer, LiveSocket, paddedPing } from "../net/_harness.ts";
 
 const TOTAL_FRAMES = 10_000;
 

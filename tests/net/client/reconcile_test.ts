@@ -4,9 +4,9 @@
  * of input messages, all on a ManualClock.
  */
 import assert from "node:assert/strict";
-import { PLAYER } from "../../content/mod.ts";
-import { TICK_MS, TICK_S } from "../../sim/mod.ts";
-import { dist, IDLE, type LinkOptions, NetHarness, type SimClient } from "./_harness.ts";
+import { PLAYER } from "../../../content/mod.ts";
+import { TICK_MS, TICK_S } from "../../../sim/mod.ts";
+import { dist, IDLE, type LinkOptions, NetHarness, type SimClient } from "../_harness.ts";
 
 /** 75 ms each way (150 ms RTT), ±50 ms jitter, 5 % of input messages lost. */
 const LAGGY: LinkOptions = { latencyMs: 75, jitterMs: 50, inputLoss: 0.05 };

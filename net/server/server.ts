@@ -3,16 +3,16 @@
  * between them, and one scheduler stepping every instance at 60 Hz. It knows
  * transports only through net/transport.ts and the clock only through Clock.
  */
-import { DUNGEON, HUB, WorldId } from "../content/mod.ts";
-import { LIMITS, MAX_CATCHUP_TICKS } from "../content/net_tuning.ts";
-import { type InputVerdict, Rng } from "../sim/mod.ts";
+import { DUNGEON, HUB, WorldId } from "../../content/mod.ts";
+import { LIMITS, MAX_CATCHUP_TICKS } from "../../content/net_tuning.ts";
+import { type InputVerdict, Rng } from "../../sim/mod.ts";
 import {
   CodecError,
   decodeClientMessage,
   encodeServerMessage,
   MessageDecoder,
   MessageEncoder,
-} from "./codec.ts";
+} from "../wire/codec.ts";
 import { Instance, type Peer, type TransferOrder } from "./instance.ts";
 import {
   ClientKind,
@@ -21,7 +21,7 @@ import {
   EnterReason,
   PROTOCOL_VERSION,
   ServerKind,
-} from "./protocol.ts";
+} from "../wire/protocol.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
 import type { Transport } from "./transport.ts";
 

@@ -4,8 +4,8 @@
  * message that names its variable (main.ts prints it and exits with status 2).
  */
 import assert from "node:assert/strict";
-import { LIMITS } from "../../content/net_tuning.ts";
-import { loadConfig } from "../../net/config.ts";
+import { LIMITS } from "../../../content/net_tuning.ts";
+import { loadConfig } from "../../../net/server/config.ts";
 
 Deno.test("loadConfig() with an empty environment gives the documented defaults", () => {
   assert.deepEqual(loadConfig({}), {
@@ -94,7 +94,7 @@ function parseEnvFile(text: string): Record<string, string> {
 
 Deno.test("the shipped deploy/bullet-hell.env.example is a valid configuration", async () => {
   const text = await Deno.readTextFile(
-    new URL("../../deploy/bullet-hell.env.example", import.meta.url),
+    new URL("../../../deploy/bullet-hell.env.example", import.meta.url),
   );
   const env = parseEnvFile(text);
   assert.ok(Object.keys(env).length >= 5, `parsed ${Object.keys(env).join(", ")}`);

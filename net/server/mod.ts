@@ -1,0 +1,10 @@
+/**
+ * The server runtime: connections, instances, the one fixed-step loop, transports,
+ * metrics and configuration. Imports net/wire/, sim/ and content/; never net/client/.
+ */
+export * from "./server.ts";
+export * from "./instance.ts";
+export * from "./scheduler.ts";
+export * from "./transport.ts";
+export * from "./metrics.ts";
+export * from "./config.ts";
