@@ -8,3 +8,4 @@ export * from "./scheduler.ts";
 export * from "./transport.ts";
 export * from "./metrics.ts";
 export * from "./config.ts";
+export * from "./tokens.ts";
