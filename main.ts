@@ -4,6 +4,7 @@
  */
 import { GameServer, loadConfig, type Logger, realClock } from "./net/server/mod.ts";
 import { createApp } from "./routes/app.ts";
+import { formatLinkSpec } from "./net/link/mod.ts";
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
@@ -68,8 +69,11 @@ if (import.meta.main) {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
     trustProxy: config.trustProxy,
-    debugLatencyMs: config.debugLatencyMs,
+    linkSim: config.linkSim,
   });
+  if (config.linkSim) {
+    log("link_sim", { link: formatLinkSpec(config.linkSim), note: "every connection is slowed" });
+  }
   server.start();
   const http = Deno.serve({
     hostname: config.host,

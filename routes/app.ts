@@ -5,13 +5,14 @@
 import { Hono } from "hono";
 import { getConnInfo, upgradeWebSocket } from "hono/deno";
 import {
-  DelayedTransport,
   type GameServer,
   health,
+  LinkTransport,
   renderMetrics,
   type Transport,
   WebSocketTransport,
 } from "../net/server/mod.ts";
+import { type LinkClock, LinkPipe, LinkSim, type LinkSpec } from "../net/link/mod.ts";
 import { CloseCode } from "../net/wire/mod.ts";
 
 /** What the app serves besides the game socket. */
@@ -22,9 +23,20 @@ export interface AppOptions {
   readonly allowedOrigins?: readonly string[];
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   readonly trustProxy?: boolean;
-  /** Artificial delay on everything sent to clients, for trying high ping (0 = off). */
-  readonly debugLatencyMs?: number;
+  /**
+   * A simulated link on every game connection, both ways (LINK_SIM in dev): delay,
+   * jitter, stalls. Each connection gets its own path under this spec.
+   */
+  readonly linkSim?: LinkSpec;
+  /** The clock the simulated link runs on (the real one unless a test brings its own). */
+  readonly linkClock?: LinkClock;
 }
+
+const REAL_LINK_CLOCK: LinkClock = {
+  now: () => performance.now(),
+  setTimer: (fn, ms) => setTimeout(fn, ms) as unknown as number,
+  clearTimer: (id) => clearTimeout(id),
+};
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -59,6 +71,8 @@ export function originAllowed(
 export function createApp(server: GameServer, opts: AppOptions): Hono {
   const app = new Hono();
   const allowed = opts.allowedOrigins ?? [];
+  const linkClock = opts.linkClock ?? REAL_LINK_CLOCK;
+  let linkStreams = 0;
 
   app.get("/", (c) => c.html(PAGE));
   app.get("/client.js", async (c) => {
@@ -91,24 +105,44 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
         : undefined;
       const ip = forwarded || getConnInfo(c).remote.address || "unknown";
       let conn: ReturnType<GameServer["open"]> | undefined;
+      // With a simulated link, what the client sends reaches the server after the path's
+      // delay (and what the server sends, through LinkTransport): both directions.
+      let down: LinkTransport | undefined;
+      let up: LinkPipe<() => void> | undefined;
+      const arrive = (fn: () => void) => up ? up.send(fn) : fn();
       return {
         onOpen(_evt, ws) {
           const raw = ws.raw as WebSocket;
           raw.binaryType = "arraybuffer";
           let transport: Transport = new WebSocketTransport(raw);
-          if (opts.debugLatencyMs) transport = new DelayedTransport(transport, opts.debugLatencyMs);
+          if (opts.linkSim) {
+            const link = new LinkSim(opts.linkSim, {
+              startMs: linkClock.now(),
+              stream: ++linkStreams,
+            });
+            down = new LinkTransport(transport, { path: link.down, clock: linkClock });
+            up = new LinkPipe(link.up, { clock: linkClock, deliver: (fn) => fn() });
+            transport = down;
+          }
           conn = server.open(transport, ip);
         },
         onMessage(evt) {
           const data = evt.data;
-          if (typeof data === "string") conn?.receive(data);
-          else if (data instanceof ArrayBuffer) conn?.receive(new Uint8Array(data));
-          else conn?.close(CloseCode.BadMessage, "unsupported frame type");
+          arrive(() => {
+            if (typeof data === "string") conn?.receive(data);
+            else if (data instanceof ArrayBuffer) conn?.receive(new Uint8Array(data));
+            else conn?.close(CloseCode.BadMessage, "unsupported frame type");
+          });
         },
         onClose(evt) {
+          // The socket is gone: nothing more can be delivered either way.
+          down?.discard();
+          up?.clear();
           conn?.closed(String(evt.code), evt.reason || "closed by client");
         },
         onError() {
+          down?.discard();
+          up?.clear();
           conn?.closed("error", "socket error");
         },
       };

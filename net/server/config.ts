@@ -3,6 +3,7 @@
  * value stops start-up with a message that names the variable.
  */
 import { LIMITS } from "../../content/net_tuning.ts";
+import { type LinkSpec, parseLinkSpec } from "../link/mod.ts";
 import type { ServerLimits } from "./server.ts";
 
 /** Everything main.ts needs to start. */
@@ -15,8 +16,8 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly dev: boolean;
   readonly shutdownGraceMs: number;
-  /** Artificial delay on every message to clients (DEBUG_LATENCY_MS), to try high ping. */
-  readonly debugLatencyMs: number;
+  /** A simulated link on every game connection (LINK_SIM), to try real ping; none if unset. */
+  readonly linkSim: LinkSpec | undefined;
   readonly limits: Partial<ServerLimits>;
 }
 
@@ -46,6 +47,20 @@ function origin(name: string, raw: string): string {
   }
 }
 
+function linkVar(env: Record<string, string>): LinkSpec | undefined {
+  if (env.DEBUG_LATENCY_MS) {
+    throw new Error(
+      `DEBUG_LATENCY_MS was replaced by LINK_SIM, which delays both ways: ` +
+        `LINK_SIM=${env.DEBUG_LATENCY_MS} (or e.g. LINK_SIM=150±50,stall=250/4000)`,
+    );
+  }
+  try {
+    return parseLinkSpec(env.LINK_SIM ?? "");
+  } catch (err) {
+    throw new Error(`LINK_SIM=${JSON.stringify(env.LINK_SIM)}: ${(err as Error).message}`);
+  }
+}
+
 /** Reads and validates the configuration. `--dev` in args turns on dev mode. */
 export function loadConfig(env: Record<string, string>, args: readonly string[] = []): Config {
   const logLevel = env.LOG_LEVEL ?? "info";
@@ -68,7 +83,7 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     logLevel: logLevel as Config["logLevel"],
     dev: args.includes("--dev") || env.DEV === "1",
     shutdownGraceMs: intVar(env, "SHUTDOWN_GRACE_MS", 3000, 0, 60000),
-    debugLatencyMs: intVar(env, "DEBUG_LATENCY_MS", 0, 0, 2000),
+    linkSim: linkVar(env),
     limits: {
       maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),
       maxConnectionsPerIp: intVar(

@@ -5,6 +5,8 @@
  * WebSocket without touching them.
  */
 
+import { type LinkClock, type LinkPath, LinkPipe } from "../link/mod.ts";
+
 /** A way to reach one client. */
 export interface Transport {
   /** Ordered and reliable: events, handshake, transfers. */
@@ -88,38 +90,37 @@ const DRAIN_POLL_MS = 10;
 const DRAIN_WAIT_MS = 500;
 
 /**
- * Delays everything a transport sends by a fixed time, keeping order: an
- * artificial link for trying the game (and testing prediction) at high ping.
+ * The server's end of a simulated link (net/link): everything sent reaches the
+ * inner transport when the path delivers it, in order — the close too, behind
+ * everything sent before it, as on a real slow link (the Reject arrives first).
+ * Newest-wins is judged by the inner transport when the snapshot reaches it: a
+ * stall on the path holds snapshots in flight, as a real network does.
  */
-export class DelayedTransport implements Transport {
-  readonly #inner: Transport;
-  readonly #delayMs: number;
-  readonly #timers = new Set<ReturnType<typeof setTimeout>>();
+export class LinkTransport implements Transport {
+  /** The transport the path delivers to. */
+  readonly inner: Transport;
+  readonly #pipe: LinkPipe<() => void>;
 
-  constructor(inner: Transport, delayMs: number) {
-    this.#inner = inner;
-    this.#delayMs = delayMs;
-  }
-
-  #later(fn: () => void): void {
-    const t = setTimeout(() => {
-      this.#timers.delete(t);
-      fn();
-    }, this.#delayMs);
-    this.#timers.add(t);
+  constructor(inner: Transport, opts: { path: LinkPath; clock: LinkClock }) {
+    this.inner = inner;
+    this.#pipe = new LinkPipe<() => void>(opts.path, { clock: opts.clock, deliver: (f) => f() });
   }
 
   sendReliable(data: Uint8Array): void {
-    this.#later(() => this.#inner.sendReliable(data));
+    this.#pipe.send(() => this.inner.sendReliable(data));
   }
 
   sendLatest(data: Uint8Array): boolean {
-    this.#later(() => this.#inner.sendLatest(data));
+    this.#pipe.send(() => this.inner.sendLatest(data));
     return true;
   }
 
   close(code: number, reason: string): void {
-    // Behind everything already sent, as on a real slow link (a Reject must arrive first).
-    this.#later(() => this.#inner.close(code, reason));
+    this.#pipe.send(() => this.inner.close(code, reason));
+  }
+
+  /** The socket is gone: drop what is still in flight. */
+  discard(): void {
+    this.#pipe.clear();
   }
 }

@@ -1,6 +1,6 @@
 /**
- * The real thing, end to end: the real server in-process (150 ms of artificial
- * server→client latency), the real bundle, and headless Chromium playing it.
+ * The real thing, end to end: the real server in-process behind a simulated link
+ * (75 ms each way), the real bundle, and headless Chromium playing it.
  * Skips when /usr/bin/chromium (or CHROMIUM_PATH) is missing unless REQUIRE_BROWSER=1
  * (CI), which turns a missing browser into a failure. Screenshots land in .screenshots/.
  */
@@ -10,12 +10,15 @@ import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium
 import type { ClientRuntime } from "../../net/client/runtime.ts";
 import { CloseCode } from "../../net/wire/protocol.ts";
 import { realClock } from "../../net/server/scheduler.ts";
+import { linkSpec } from "../../net/link/mod.ts";
 import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
 import { bundleClient, stopBundler } from "../../tools/build.ts";
 import type { Renderer } from "../../client/renderer.ts";
 
-const LATENCY_MS = 150;
+/** One-way delay of the simulated link (LINK_SIM=75): a 150 ms round trip. */
+const ONE_WAY_MS = 75;
+const RTT_MS = 2 * ONE_WAY_MS;
 const SHOTS = new URL("../../.screenshots/", import.meta.url);
 
 const chromiumThere = hasChromium();
@@ -37,7 +40,7 @@ type WithBh = { __bh: Bh };
 async function startServer() {
   const server = new GameServer({ clock: realClock });
   const js = bundleClient({ minify: false });
-  const app = createApp(server, { clientJs: () => js, debugLatencyMs: LATENCY_MS });
+  const app = createApp(server, { clientJs: () => js, linkSim: linkSpec({ delayMs: ONE_WAY_MS }) });
   server.start();
   const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   await js; // a bundling error fails here, not as a blank page
@@ -235,7 +238,7 @@ Deno.test({
         await alice.keyboard.up("KeyD");
         assert.ok(after.pred.x > before.pred.x + 3, "prediction moved the ship");
         assert.ok(after.frames < 12, "within a few frames");
-        assert.ok(after.sinceKeyMs < LATENCY_MS, "before any snapshot could reflect the key");
+        assert.ok(after.sinceKeyMs < RTT_MS, "before any snapshot could reflect the key");
         assert.ok(
           after.ack.x === before.ack.x && after.ack.y === before.ack.y,
           `the acknowledged position has not moved yet (${before.ack.x} → ${after.ack.x})`,

@@ -1,7 +1,7 @@
 /**
  * In-process netcode harness, shared by the tests beside it: a Transport that
- * records (and optionally forwards) what the server sends, a simulated link with
- * latency, jitter and input loss timed by a ManualClock, and a GameServer with
+ * records (and optionally forwards) what the server sends, the link simulator
+ * (net/link: delay, jitter, stalls) plus input loss, timed by a ManualClock, and a GameServer with
  * ClientRuntimes connected through such links, pumped in small time steps.
  * It speaks to net/ only through public APIs and never reads `#private` state.
  */
@@ -32,6 +32,7 @@ import {
 import type { Transport } from "../../net/server/transport.ts";
 import { createApp } from "../../routes/app.ts";
 import { type InputFrame, Rng } from "../../sim/mod.ts";
+import { LinkPipe, LinkSim, type LinkSpec, linkSpec, parseLinkSpec } from "../../net/link/mod.ts";
 
 /** Standing still, aiming up, no buttons. */
 export const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
@@ -95,49 +96,12 @@ export class FakeTransport implements Transport {
 
 // ---------------------------------------------------------------- link
 
-/** How a simulated link behaves, each way. */
+/** How a client's simulated link behaves. */
 export interface LinkOptions {
-  /** One-way delay. */
-  readonly latencyMs: number;
-  /** Uniform spread around the latency, ±. */
-  readonly jitterMs?: number;
+  /** The link, as LINK_SIM reads it ("75±50", "150±50,stall=250/4000") or built in code. */
+  readonly spec?: string | LinkSpec;
   /** Chance that one client → server Input message is lost (nothing else is). */
   readonly inputLoss?: number;
-  readonly seed?: number;
-}
-
-type Item =
-  | { readonly atMs: number; readonly data: Uint8Array }
-  | { readonly atMs: number; readonly close: { code: number; reason: string } };
-
-/** One direction of an ordered stream: nothing overtakes what was sent before it. */
-export class OrderedChannel {
-  readonly #items: Item[] = [];
-  #lastAtMs = -Infinity;
-
-  /** Queues `data` for `atMs`, or later if an earlier message is still in flight. */
-  push(item: Item): void {
-    const atMs = Math.max(this.#lastAtMs, item.atMs);
-    this.#lastAtMs = atMs;
-    this.#items.push({ ...item, atMs });
-  }
-
-  /** When the head of the stream arrives, or Infinity when nothing is in flight. */
-  get nextAtMs(): number {
-    return this.#items[0]?.atMs ?? Infinity;
-  }
-
-  get size(): number {
-    return this.#items.length;
-  }
-
-  shift(): Item | undefined {
-    return this.#items.shift();
-  }
-
-  clear(): void {
-    this.#items.length = 0;
-  }
 }
 
 /** Figures a link counts. */
@@ -148,33 +112,50 @@ export interface LinkStats {
   toClient: number;
 }
 
+type Down = Uint8Array | { readonly close: { code: number; reason: string } };
+
 /**
- * A client's network path, both ways one ordered stream (as a WebSocket is):
- * delivery time = max(previous delivery, now + latency ± jitter). Client input
- * messages may be lost (emulating the planned datagram path); everything else arrives.
+ * A client's network path through the link simulator (net/link), both ways one
+ * ordered stream as a WebSocket is, delivered on the harness's ManualClock. Client
+ * input messages may also be lost (emulating the datagram path).
  */
-export class SimulatedLink {
-  readonly toServer = new OrderedChannel();
-  readonly toClient = new OrderedChannel();
+export class HarnessLink {
+  readonly sim: LinkSim | undefined;
   readonly stats: LinkStats = { inputsSent: 0, inputsLost: 0, toServer: 0, toClient: 0 };
   /** Chance that one Input message is lost; tests may change it mid-run (1 = blackout). */
   inputLoss: number;
-  readonly #clock: ManualClock;
-  readonly #opts: LinkOptions;
+  readonly #up: LinkPipe<Uint8Array>;
+  readonly #down: LinkPipe<Down>;
   readonly #rng: Rng;
   readonly #decoder = new MessageDecoder();
 
-  constructor(clock: ManualClock, opts: LinkOptions) {
-    this.#clock = clock;
-    this.#opts = opts;
-    this.#rng = new Rng(opts.seed ?? 1);
+  constructor(
+    clock: ManualClock,
+    opts: LinkOptions & {
+      stream: number;
+      toServer: (data: Uint8Array) => void;
+      toClient: (item: Down) => void;
+    },
+  ) {
+    const spec = typeof opts.spec === "string" ? parseLinkSpec(opts.spec) : opts.spec;
+    const sim = new LinkSim(spec ?? linkSpec({}), { startMs: clock.now(), stream: opts.stream });
+    this.sim = spec ? sim : undefined;
+    this.#rng = new Rng(opts.stream * 7919 + 1);
     this.inputLoss = opts.inputLoss ?? 0;
-  }
-
-  #arrival(): number {
-    const jitter = this.#opts.jitterMs ?? 0;
-    const delay = this.#opts.latencyMs + (jitter > 0 ? this.#rng.range(-jitter, jitter) : 0);
-    return this.#clock.now() + Math.max(0, delay);
+    this.#up = new LinkPipe(sim.up, {
+      clock,
+      deliver: (data) => {
+        this.stats.toServer++;
+        opts.toServer(data);
+      },
+    });
+    this.#down = new LinkPipe(sim.down, {
+      clock,
+      deliver: (item) => {
+        this.stats.toClient++;
+        opts.toClient(item);
+      },
+    });
   }
 
   /** Client → server. Decodes the kind so that only Input messages can be lost. */
@@ -187,23 +168,28 @@ export class SimulatedLink {
         return;
       }
     }
-    this.toServer.push({ atMs: this.#arrival(), data });
+    this.#up.send(data);
   }
 
   /** Server → client. */
   sendToClient(data: Uint8Array): void {
-    this.toClient.push({ atMs: this.#arrival(), data });
+    this.#down.send(data);
   }
 
   /** The server closed the socket: the close arrives after everything sent before it. */
   closeToClient(code: number, reason: string): void {
-    this.toClient.push({ atMs: this.#arrival(), close: { code, reason } });
+    this.#down.send({ close: { code, reason } });
   }
 
-  /** Drops everything in flight. */
+  /** Messages in flight, both ways. */
+  get inFlight(): number {
+    return this.#up.inFlight + this.#down.inFlight;
+  }
+
+  /** Drops everything in flight (the socket is gone). */
   cut(): void {
-    this.toServer.clear();
-    this.toClient.clear();
+    this.#up.clear();
+    this.#down.clear();
   }
 }
 
@@ -222,11 +208,11 @@ export interface Received<T> {
   readonly seq: number;
 }
 
-/** One ClientRuntime wired to the server through a SimulatedLink. */
+/** One ClientRuntime wired to the server through a simulated link. */
 export interface SimClient {
   readonly name: string;
   readonly runtime: ClientRuntime;
-  readonly link: SimulatedLink;
+  readonly link: HarnessLink;
   /** The server's end of the socket. */
   readonly transport: FakeTransport;
   readonly conn: Connection;
@@ -241,7 +227,7 @@ export interface SimClient {
 /** Options of a harness. */
 export interface HarnessOptions {
   readonly seed?: number;
-  /** Default link of clients that don't bring their own; zero latency if absent. */
+  /** Default link of clients that don't bring their own; direct (no delay) if absent. */
   readonly link?: LinkOptions;
   readonly limits?: Partial<ServerLimits>;
   /** Arm the scheduler (default true). */
@@ -261,7 +247,7 @@ export class NetHarness {
 
   constructor(opts: HarnessOptions = {}) {
     this.#seed = opts.seed ?? 1;
-    this.#link = opts.link ?? { latencyMs: 0 };
+    this.#link = opts.link ?? {};
     this.server = new GameServer({ clock: this.clock, seed: this.#seed, limits: opts.limits });
     if (opts.start ?? true) this.server.start();
   }
@@ -274,9 +260,23 @@ export class NetHarness {
   /** Opens a socket for a new ClientRuntime and says hello. */
   connect(name: string, opts: { link?: LinkOptions; control?: Control } = {}): SimClient {
     const n = this.#nextIp++;
-    const link = new SimulatedLink(this.clock, {
+    // Late-bound: the link delivers to the client record built below.
+    const self: { client?: SimClient } = {};
+    const link = new HarnessLink(this.clock, {
       ...(opts.link ?? this.#link),
-      seed: (opts.link ?? this.#link).seed ?? this.#seed * 7919 + n,
+      stream: this.#seed * 7919 + n,
+      toServer: (data) => self.client?.conn.receive(data),
+      toClient: (item) => {
+        const client = self.client;
+        if (!client) return;
+        if (item instanceof Uint8Array) {
+          client.runtime.receive(item, this.clock.now());
+          return;
+        }
+        client.closed = item.close;
+        client.runtime.closed(item.close.reason);
+        client.link.cut();
+      },
     });
     const enters: SimClient["enters"] = [];
     const events: SimClient["events"] = [];
@@ -307,6 +307,7 @@ export class NetHarness {
       events,
       closed: undefined,
     };
+    self.client = client;
     this.clients.push(client);
     runtime.hello(name, this.clock.now());
     return client;
@@ -320,54 +321,12 @@ export class NetHarness {
     client.closed ??= { code: Number(code), reason };
   }
 
-  #nextDelivery(): { client: SimClient; toServer: boolean; atMs: number } | undefined {
-    let best: { client: SimClient; toServer: boolean; atMs: number } | undefined;
-    for (const client of this.clients) {
-      const s = client.link.toServer.nextAtMs;
-      const c = client.link.toClient.nextAtMs;
-      if (s < (best?.atMs ?? Infinity)) best = { client, toServer: true, atMs: s };
-      if (c < (best?.atMs ?? Infinity)) best = { client, toServer: false, atMs: c };
-    }
-    return best;
-  }
-
-  #deliver(d: { client: SimClient; toServer: boolean }): void {
-    const { client } = d;
-    const item = d.toServer ? client.link.toServer.shift() : client.link.toClient.shift();
-    if (!item) return;
-    if ("close" in item) {
-      client.closed = item.close;
-      client.runtime.closed(item.close.reason);
-      client.link.cut();
-      return;
-    }
-    if (d.toServer) {
-      client.link.stats.toServer++;
-      client.conn.receive(item.data);
-    } else {
-      client.link.stats.toClient++;
-      client.runtime.receive(item.data, this.clock.now());
-    }
-  }
-
   /**
    * One pump step of `ms`: every message lands at its own arrival time (server
    * ticks fire in between as the clock passes them), then every runtime updates.
    */
   step(ms = STEP_MS): void {
-    const end = this.clock.now() + ms;
-    for (;;) {
-      const next = this.#nextDelivery();
-      if (next && next.atMs <= end) {
-        if (next.atMs > this.clock.now()) this.clock.advance(next.atMs - this.clock.now());
-        this.#deliver(next);
-      } else if (this.clock.now() < end) {
-        // May fire a tick whose messages land within this step (zero-latency links).
-        this.clock.advance(end - this.clock.now());
-      } else {
-        break;
-      }
-    }
+    this.clock.advance(ms);
     const now = this.clock.now();
     for (const client of this.clients) {
       if (client.closed) continue;
@@ -506,6 +465,8 @@ export function dist(a: { x: number; y: number }, b: { x: number; y: number }): 
 /** Options of a live server. */
 export interface LiveServerOptions {
   readonly limits?: Partial<ServerLimits>;
+  /** A simulated link on every game connection, as LINK_SIM sets in dev. */
+  readonly linkSim?: LinkSpec;
   readonly log?: Logger;
   readonly seed?: number;
 }
@@ -524,7 +485,10 @@ export class LiveServer implements AsyncDisposable {
       log: opts.log,
     });
     this.server.start();
-    const app = createApp(this.server, { clientJs: () => Promise.resolve("") });
+    const app = createApp(this.server, {
+      clientJs: () => Promise.resolve(""),
+      linkSim: opts.linkSim,
+    });
     this.http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
     this.url = `ws://127.0.0.1:${this.http.addr.port}/ws`;
   }

@@ -9,7 +9,7 @@ import { TICK_MS, TICK_S } from "../../../sim/mod.ts";
 import { dist, IDLE, type LinkOptions, NetHarness, type SimClient } from "../_harness.ts";
 
 /** 75 ms each way (150 ms RTT), ±50 ms jitter, 5 % of input messages lost. */
-const LAGGY: LinkOptions = { latencyMs: 75, jitterMs: 50, inputLoss: 0.05 };
+const LAGGY: LinkOptions = { spec: "75±50", inputLoss: 0.05 };
 
 /** One full-speed tick, in px. */
 const STEP_PX = PLAYER.speedPxPerS * TICK_S;

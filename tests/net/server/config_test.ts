@@ -17,7 +17,7 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     logLevel: "info",
     dev: false,
     shutdownGraceMs: 3000,
-    debugLatencyMs: 0,
+    linkSim: undefined,
     limits: { maxConnections: 200, maxConnectionsPerIp: 8 },
   });
   assert.deepEqual(loadConfig({}).limits, {
@@ -44,7 +44,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     LOG_LEVEL: "debug",
     TRUST_PROXY: "1",
     SHUTDOWN_GRACE_MS: "500",
-    DEBUG_LATENCY_MS: "150",
+    LINK_SIM: "150±50, stall=250/4000",
   });
   assert.deepEqual(config, {
     host: "0.0.0.0",
@@ -60,7 +60,11 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     logLevel: "debug",
     dev: false,
     shutdownGraceMs: 500,
-    debugLatencyMs: 150,
+    linkSim: {
+      up: { delayMs: 150, jitterMs: 50, stallMs: 250, stallEveryMs: 4000 },
+      down: { delayMs: 150, jitterMs: 50, stallMs: 250, stallEveryMs: 4000 },
+      seed: 1,
+    },
     limits: { maxConnections: 1000, maxConnectionsPerIp: 1 },
   });
 });
@@ -118,6 +122,11 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
   [{ SHUTDOWN_GRACE_MS: "-5" }, "SHUTDOWN_GRACE_MS", /integer/],
   [{ LOG_LEVEL: "loud" }, "LOG_LEVEL", /"loud".*debug, info, warn or error/],
   [{ LOG_LEVEL: "INFO" }, "LOG_LEVEL", /debug, info, warn or error/],
+  [{ LINK_SIM: "fast" }, "LINK_SIM", /"fast".*150±50/],
+  [{ LINK_SIM: "150±50,stall=250" }, "LINK_SIM", /LENGTH\/EVERY/],
+  [{ LINK_SIM: "50±80" }, "LINK_SIM", /jitter cannot exceed the delay/],
+  [{ LINK_SIM: "150,loss=5" }, "LINK_SIM", /unknown setting "loss"/],
+  [{ DEBUG_LATENCY_MS: "150" }, "DEBUG_LATENCY_MS", /replaced by LINK_SIM.*LINK_SIM=150/],
   [{ TRUST_PROXY: "yes" }, "TRUST_PROXY", /0 or 1/],
   [{ TRUST_PROXY: "true" }, "TRUST_PROXY", /0 or 1/],
   [{ PUBLIC_ORIGIN: "ftp://x" }, "PUBLIC_ORIGIN", /"ftp:\/\/x".*not an http\(s\) origin/],
