@@ -13,7 +13,7 @@ const AIM_DEADZONE = 0.3;
 const FIRE_DEADZONE = 0.5;
 
 /** Standard-mapping gamepad buttons. */
-const PAD = { A: 0, B: 1, LT: 6, RT: 7 } as const;
+const PAD = { B: 1, LB: 4, RB: 5, LT: 6, RT: 7 } as const;
 
 const MOVE_KEYS: Record<string, readonly [number, number]> = {
   KeyW: [0, -1],
@@ -25,7 +25,8 @@ const MOVE_KEYS: Record<string, readonly [number, number]> = {
   KeyD: [1, 0],
   ArrowRight: [1, 0],
 };
-const GAME_KEYS = new Set([...Object.keys(MOVE_KEYS), "Space", "KeyQ", "KeyE"]);
+const FOCUS_KEYS = ["ShiftLeft", "ShiftRight"];
+const GAME_KEYS = new Set([...Object.keys(MOVE_KEYS), ...FOCUS_KEYS, "Space", "KeyQ"]);
 /** Keys that show or hide the netgraph. */
 const NETGRAPH_KEYS = new Set(["F3", "Backquote"]);
 
@@ -39,6 +40,8 @@ export interface TouchState {
   aimY: number;
   aiming: boolean;
   escape: boolean;
+  /** The focus toggle button's state. */
+  focus: boolean;
 }
 
 /** Collects raw input and turns it into samples. */
@@ -55,6 +58,7 @@ export class InputController {
     aimY: 0,
     aiming: false,
     escape: false,
+    focus: false,
   };
   readonly #onToggleNetgraph: () => void;
   readonly #listeners: [string, (e: Event) => void][];
@@ -132,7 +136,7 @@ export class InputController {
     }
     let fire = this.#keys.has("Space") || this.#mouse.down;
     let escape = this.#keys.has("KeyQ");
-    let interact = this.#keys.has("KeyE");
+    let focus = FOCUS_KEYS.some((k) => this.#keys.has(k));
 
     const pad = firstGamepad();
     if (pad) {
@@ -154,7 +158,7 @@ export class InputController {
       }
       fire ||= rm > FIRE_DEADZONE || pressed(pad, PAD.RT);
       escape ||= pressed(pad, PAD.B) || pressed(pad, PAD.LT);
-      interact ||= pressed(pad, PAD.A);
+      focus ||= pressed(pad, PAD.LB) || pressed(pad, PAD.RB);
     }
 
     const t = this.touch;
@@ -168,6 +172,7 @@ export class InputController {
       fire = true;
     }
     escape ||= t.escape;
+    focus ||= t.focus;
 
     if (this.#aimSource === "mouse" && this.#mouse.seen && ship) {
       const dx = this.#mouse.x - ship.x;
@@ -186,7 +191,7 @@ export class InputController {
       moveY: Math.round(my * MOVE_UNITS),
       aim,
       buttons: (fire ? Button.Fire : 0) | (escape ? Button.Escape : 0) |
-        (interact ? Button.Interact : 0),
+        (focus ? Button.Focus : 0),
     };
   }
 }

@@ -1,6 +1,7 @@
 /** Trash enemies: a ring spinner, an aimed-spread gunner and a chaser. Data only. */
 import { type EnemyDef, ticks } from "../sim/mod.ts";
 import { NEEDLE, ORB } from "./bullets.ts";
+import { AIM_LINE, RING_FLASH } from "./telegraphs.ts";
 
 /** Drifts slowly and throws a ring of 8 every 1.5 s. */
 export const SPINNER = {
@@ -12,6 +13,7 @@ export const SPINNER = {
   movement: { type: "drift", speedPxPerS: 40 },
   emitters: [{
     type: "ring",
+    telegraph: RING_FLASH,
     count: 8,
     rotateRad: Math.PI / 16,
     speedPxPerS: 120,
@@ -31,6 +33,7 @@ export const GUNNER = {
   movement: { type: "keepDistance", speedPxPerS: 90, distancePx: 250 },
   emitters: [{
     type: "aimedSpread",
+    telegraph: AIM_LINE,
     count: 3,
     spreadRad: (15 * Math.PI) / 180,
     speedPxPerS: 200,

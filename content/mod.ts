@@ -2,5 +2,6 @@
 export * from "./bullets.ts";
 export * from "./enemies.ts";
 export * from "./player.ts";
+export * from "./telegraphs.ts";
 export * from "./warden.ts";
 export * from "./worlds.ts";

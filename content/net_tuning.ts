@@ -24,9 +24,15 @@ export const INPUT_FRAMES_PER_MESSAGE = 3;
 export const TRANSFER_DELAYS = {
   /** A dead player watches for this long before returning to the hub. */
   deathReturnTicks: ticks(2.5),
-  /** Celebration after the boss dies, before everyone returns. */
-  clearedReturnTicks: ticks(4),
+  /**
+   * After the boss dies, the crew reads the results and picks "again" or "hub"; whoever
+   * has not picked by then returns to the hub.
+   */
+  resultsReturnTicks: ticks(45),
 } as const;
+
+/** How long a finished run's crew may still choose "again with this crew", in ms. */
+export const CREW_OFFER_MS = 120_000;
 
 /** Scheduler: how far behind the loop may fall before it drops ticks instead of catching up. */
 export const MAX_CATCHUP_TICKS = 5;

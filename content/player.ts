@@ -6,6 +6,8 @@ import { PLAYER_SHOT } from "./bullets.ts";
 export const PLAYER = {
   radiusPx: 10,
   speedPxPerS: 240,
+  focusSpeedPxPerS: 110,
+  grazeBandPx: 22,
   maxHp: 5,
   iframeTicks: ticks(1),
   fireCooldownTicks: ticks(0.1),

@@ -4,6 +4,7 @@
  */
 import { type BossDef, ticks } from "../sim/mod.ts";
 import { CURL, NEEDLE, ORB, SPIRAL, WALL_BLOCK } from "./bullets.ts";
+import { AIM_LINE, QUICK_AIM_LINE, RING_FLASH, WALL_EDGE } from "./telegraphs.ts";
 
 const DEG = Math.PI / 180;
 
@@ -26,6 +27,7 @@ export const WARDEN = {
       emitters: [
         {
           type: "ring",
+          telegraph: RING_FLASH,
           count: 16,
           rotateRad: 7.5 * DEG,
           speedPxPerS: 140,
@@ -34,6 +36,7 @@ export const WARDEN = {
         },
         {
           type: "aimedSpread",
+          telegraph: AIM_LINE,
           count: 5,
           spreadRad: 12 * DEG,
           speedPxPerS: 220,
@@ -70,6 +73,7 @@ export const WARDEN = {
         },
         {
           type: "ring",
+          telegraph: RING_FLASH,
           count: 20,
           rotateRad: 4 * DEG,
           speedPxPerS: 120,
@@ -86,6 +90,7 @@ export const WARDEN = {
       emitters: [
         {
           type: "wallGap",
+          telegraph: WALL_EDGE,
           orientation: "rows",
           gapPx: 120,
           spacingPx: 36,
@@ -95,6 +100,7 @@ export const WARDEN = {
         },
         {
           type: "aimedSpread",
+          telegraph: QUICK_AIM_LINE,
           count: 3,
           spreadRad: 10 * DEG,
           speedPxPerS: 300,
@@ -111,6 +117,7 @@ export const WARDEN = {
       emitters: [
         {
           type: "wallGap",
+          telegraph: WALL_EDGE,
           orientation: "alternate",
           gapPx: 100,
           spacingPx: 36,
@@ -131,6 +138,7 @@ export const WARDEN = {
         },
         {
           type: "ring",
+          telegraph: RING_FLASH,
           count: 24,
           rotateRad: 5 * DEG,
           speedPxPerS: 130,

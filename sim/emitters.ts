@@ -6,7 +6,7 @@
 import { quantizeAngle, quantizePos, type Volley } from "./bullets.ts";
 import type { Rng } from "./rng.ts";
 import { TICK_S } from "./time.ts";
-import type { ArcSweepDef, ArenaDef, EmitterDef, WallGapDef } from "./types.ts";
+import type { ArcSweepDef, ArenaDef, EmitterDef, TelegraphDef, WallGapDef } from "./types.ts";
 
 /** The running state of one emitter. */
 export interface EmitterState {
@@ -17,6 +17,19 @@ export interface EmitterState {
   /** ArcSweep: current offset from the centre angle, in radians. */
   sweepRad: number;
   sweepDir: number;
+  /** True once the next shot's warning has been given. */
+  warned: boolean;
+  /** AimedSpread: the aim locked when the warning started, used by the next shot. */
+  lockedAimRad: number | undefined;
+}
+
+/** A warning an emitter gives before a shot (see TelegraphDef). */
+export interface Telegraph {
+  readonly style: TelegraphDef["style"];
+  /** Aim of the coming shot (line), or the heading a wall will march along (edge). */
+  readonly aimRad: number;
+  /** Ticks from now until the shot. */
+  readonly leadTicks: number;
 }
 
 /** Arms an emitter: the first shot comes after its start delay. */
@@ -27,6 +40,8 @@ export function armEmitter(def: EmitterDef): EmitterState {
     shots: 0,
     sweepRad: def.type === "arcSweep" && def.arcRad < 2 * Math.PI ? -def.arcRad / 2 : 0,
     sweepDir: 1,
+    warned: false,
+    lockedAimRad: undefined,
   };
 }
 
@@ -43,6 +58,35 @@ export interface FireContext {
   readonly takeUids: (count: number) => number;
 }
 
+/**
+ * Called before `tickEmitter` on the same tick: returns the warning of the next shot
+ * once it is `leadTicks` away (or at once, when arming left less time than that).
+ */
+export function telegraphEmitter(state: EmitterState, ctx: FireContext): Telegraph | undefined {
+  const def = state.def;
+  const t = def.telegraph;
+  if (!t || state.warned || state.cooldownTicks > t.leadTicks) return undefined;
+  state.warned = true;
+  let aimRad = 0;
+  if (def.type === "aimedSpread") {
+    aimRad = aimAt(ctx);
+    state.lockedAimRad = aimRad;
+  } else if (def.type === "wallGap") {
+    aimRad = wallIsColumns(def, state.shots) ? 0 : Math.PI / 2;
+  }
+  return { style: t.style, aimRad, leadTicks: state.cooldownTicks };
+}
+
+function aimAt(ctx: FireContext): number {
+  return ctx.target
+    ? Math.atan2(ctx.target.y - ctx.originY, ctx.target.x - ctx.originX)
+    : Math.PI / 2;
+}
+
+function wallIsColumns(def: WallGapDef, shot: number): boolean {
+  return def.orientation === "columns" || (def.orientation === "alternate" && shot % 2 === 1);
+}
+
 /** Advances one emitter by a tick; returns the volley it fired, if any. */
 export function tickEmitter(state: EmitterState, ctx: FireContext): Volley | undefined {
   const def = state.def;
@@ -53,6 +97,9 @@ export function tickEmitter(state: EmitterState, ctx: FireContext): Volley | und
   }
   state.cooldownTicks = def.periodTicks - 1;
   const shot = state.shots++;
+  const locked = state.lockedAimRad;
+  state.warned = false;
+  state.lockedAimRad = undefined;
   switch (def.type) {
     case "ring": {
       const step = (2 * Math.PI) / def.count;
@@ -60,9 +107,7 @@ export function tickEmitter(state: EmitterState, ctx: FireContext): Volley | und
       return fan(def.count, (i) => base + step * i, def.speedPxPerS, ctx, def.bullet);
     }
     case "aimedSpread": {
-      const aim = ctx.target
-        ? Math.atan2(ctx.target.y - ctx.originY, ctx.target.x - ctx.originX)
-        : Math.PI / 2;
+      const aim = locked ?? aimAt(ctx);
       const step = def.count > 1 ? def.spreadRad / (def.count - 1) : 0;
       const first = aim - def.spreadRad / 2 * (def.count > 1 ? 1 : 0);
       return fan(def.count, (i) => first + step * i, def.speedPxPerS, ctx, def.bullet);
@@ -132,8 +177,7 @@ function fan(
 
 /** A row (or column) of bullets across the arena, minus one gap of `gapPx`. */
 function wall(def: WallGapDef, shot: number, ctx: FireContext): Volley {
-  const columns = def.orientation === "columns" ||
-    (def.orientation === "alternate" && shot % 2 === 1);
+  const columns = wallIsColumns(def, shot);
   const span = columns ? ctx.arena.heightPx : ctx.arena.widthPx;
   const r = def.bullet.radiusPx;
   // The gap is the clear space between the edges of the two bullets around it.

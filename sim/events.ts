@@ -4,6 +4,7 @@
  * Must not import anything outside sim/.
  */
 import type { Volley } from "./bullets.ts";
+import type { TelegraphDef } from "./types.ts";
 
 /** What a bullet struck when it died early. */
 export const HitTarget = { Player: 0, Enemy: 1, Boss: 2 } as const;
@@ -39,4 +40,18 @@ export type SimEvent =
   | { readonly type: "enemyKilled"; readonly enemyId: number }
   | { readonly type: "bossSpawned"; readonly bossId: number; readonly maxHp: number }
   | { readonly type: "bossPhase"; readonly phase: number }
-  | { readonly type: "bossDefeated" };
+  | { readonly type: "bossDefeated" }
+  /** An enemy bullet passed close by the ship without hitting it; `total` is the run's count. */
+  | { readonly type: "graze"; readonly playerId: number; readonly total: number }
+  /** An emitter warns of its next shot, `leadTicks` from now. */
+  | {
+    readonly type: "telegraph";
+    readonly source: "enemy" | "boss";
+    /** Enemy id; 0 for the boss. */
+    readonly sourceId: number;
+    /** Index into the enemy's (or the current boss phase's) emitter list. */
+    readonly emitter: number;
+    readonly style: TelegraphDef["style"];
+    readonly aimRad: number;
+    readonly leadTicks: number;
+  };

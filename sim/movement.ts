@@ -4,7 +4,7 @@
  */
 import { clamp, pushCircleOutOfRect } from "./geometry.ts";
 import { TICK_S } from "./time.ts";
-import type { ArenaDef, PlayerTuning } from "./types.ts";
+import { type ArenaDef, Button, type PlayerTuning } from "./types.ts";
 
 /** Largest magnitude of a move axis on the wire (hundredths of full speed). */
 export const MOVE_UNITS = 100;
@@ -26,14 +26,18 @@ export function sanitizeMove(moveX: number, moveY: number): { x: number; y: numb
   return { x, y };
 }
 
-/** Moves a ship one tick by the move vector, then keeps it inside the arena and out of walls. */
+/**
+ * Moves a ship one tick by the move vector (at focus speed while Focus is held), then
+ * keeps it inside the arena and out of walls.
+ */
 export function movePlayer(
   pos: { x: number; y: number },
-  move: { moveX: number; moveY: number },
+  move: { moveX: number; moveY: number; buttons?: number },
   opts: { arena: ArenaDef; tuning: PlayerTuning },
 ): void {
   const v = sanitizeMove(move.moveX, move.moveY);
-  const stepPx = opts.tuning.speedPxPerS * TICK_S;
+  const focused = ((move.buttons ?? 0) & Button.Focus) !== 0;
+  const stepPx = (focused ? opts.tuning.focusSpeedPxPerS : opts.tuning.speedPxPerS) * TICK_S;
   const r = opts.tuning.radiusPx;
   pos.x = clamp(pos.x + v.x * stepPx, r, opts.arena.widthPx - r);
   pos.y = clamp(pos.y + v.y * stepPx, r, opts.arena.heightPx - r);

@@ -9,10 +9,13 @@ import type { Rect } from "./geometry.ts";
 export const Team = { Enemy: 0, Player: 1 } as const;
 export type Team = (typeof Team)[keyof typeof Team];
 
-/** Button bits of an input frame. */
-export const Button = { Fire: 1, Escape: 2, Interact: 4 } as const;
+/**
+ * Button bits of an input frame. Focus slows the ship (the server applies the focus
+ * speed; prediction replays the same rule). Bit 4 was Interact, which had no job.
+ */
+export const Button = { Fire: 1, Escape: 2, Focus: 4 } as const;
 /** Every button bit a client may set. */
-export const BUTTON_MASK = Button.Fire | Button.Escape | Button.Interact;
+export const BUTTON_MASK = Button.Fire | Button.Escape | Button.Focus;
 
 /**
  * One tick of a player's intent: the only thing a client ever tells the server.
@@ -41,8 +44,21 @@ export interface BulletSpec {
   readonly turnRadPerS: number;
 }
 
+/**
+ * A warning drawn before an emitter fires: `line` along an aimed spread (the aim locks
+ * when the warning starts, so the shot goes where the line showed), `flash` on the
+ * emitter (rings, sweeps), `edge` along the arena edge a wall marches in from.
+ */
+export interface TelegraphDef {
+  readonly style: "line" | "flash" | "edge";
+  /** Ticks between the warning and the shot. */
+  readonly leadTicks: number;
+}
+
 interface EmitterCommon {
   readonly bullet: BulletSpec;
+  /** Warn before each shot; absent for streams too dense to warn about. */
+  readonly telegraph?: TelegraphDef;
   readonly speedPxPerS: number;
   readonly periodTicks: number;
   /** Ticks before the first shot after the emitter is armed. */
@@ -154,6 +170,10 @@ export interface ArenaDef {
 export interface PlayerTuning {
   readonly radiusPx: number;
   readonly speedPxPerS: number;
+  /** Speed while the Focus button is held. */
+  readonly focusSpeedPxPerS: number;
+  /** Enemy bullets passing within this many px of the hitbox's edge count as a graze. */
+  readonly grazeBandPx: number;
   readonly maxHp: number;
   readonly iframeTicks: number;
   readonly fireCooldownTicks: number;

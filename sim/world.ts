@@ -6,7 +6,13 @@
  */
 import { BulletPool, quantizeAngle, quantizePos, spawnVolley, stepBullets } from "./bullets.ts";
 import type { Volley } from "./bullets.ts";
-import { armEmitter, type EmitterState, type FireContext, tickEmitter } from "./emitters.ts";
+import {
+  armEmitter,
+  type EmitterState,
+  type FireContext,
+  telegraphEmitter,
+  tickEmitter,
+} from "./emitters.ts";
 import { HitTarget, type SimEvent } from "./events.ts";
 import { circlesOverlap, clamp, pushCircleOutOfRect } from "./geometry.ts";
 import { movePlayer } from "./movement.ts";
@@ -68,6 +74,21 @@ export interface BossState {
   emitters: EmitterState[];
 }
 
+/**
+ * What one player did in this world, kept after they leave it: the results screen
+ * lists everyone who took part.
+ */
+export interface RunStats {
+  readonly id: number;
+  readonly name: string;
+  /** HP taken off enemies and the boss (after phase multipliers). */
+  damageDealt: number;
+  hitsTaken: number;
+  grazes: number;
+  /** How their run ended so far: still fighting, fell, escaped, or left the world. */
+  status: PlayerStatus | "left";
+}
+
 /** Where a dungeon stands: fighting wave `wave`, waiting before it, the boss, or done. */
 export type Stage = "hub" | "waves" | "boss" | "cleared";
 
@@ -78,6 +99,9 @@ export interface WorldOptions {
   readonly startTick?: number;
 }
 
+/** Grazed uids remembered per player before the dead ones are swept out. */
+const GRAZE_MEMORY = 256;
+
 const NEUTRAL_INPUT: Omit<InputFrame, "tick"> = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
 
 /** A whole game instance: players, enemies, boss, bullets and the rules between them. */
@@ -87,6 +111,8 @@ export class SimWorld {
   readonly players = new Map<number, PlayerState>();
   readonly enemies: EnemyState[] = [];
   readonly rng: Rng;
+  /** Everyone who has played in this world, by player id (see RunStats). */
+  readonly stats = new Map<number, RunStats>();
   boss: BossState | undefined;
   /** The tick the next `step` computes. */
   tick: number;
@@ -98,6 +124,10 @@ export class SimWorld {
   #nextUid = 1;
   #nextEnemyId = 1;
   #events: SimEvent[] = [];
+  /** Set when the boss changes phase or falls: enemy bullets go once the shots are resolved. */
+  #clearEnemyShots = false;
+  /** Uids each player has grazed already: a bullet counts once per player. */
+  readonly #grazed = new Map<number, Set<number>>();
 
   constructor(def: WorldDef, opts: WorldOptions) {
     this.def = def;
@@ -130,12 +160,25 @@ export class SimWorld {
       buttons: 0,
     };
     this.players.set(id, player);
+    this.stats.set(id, { id, name, damageDealt: 0, hitsTaken: 0, grazes: 0, status: "active" });
+    this.#grazed.set(id, new Set());
     return player;
   }
 
-  /** Removes a ship; its bullets fly on. */
+  /** Removes a ship; its bullets fly on, its stats stay for the results. */
   removePlayer(id: number): void {
+    const p = this.players.get(id);
+    const stats = this.stats.get(id);
+    if (p && stats) stats.status = p.status === "active" ? "left" : p.status;
     this.players.delete(id);
+    this.#grazed.delete(id);
+  }
+
+  /** Active ships left in the world. */
+  countActive(): number {
+    let n = 0;
+    for (const p of this.players.values()) if (p.status === "active") n++;
+    return n;
   }
 
   /**
@@ -153,6 +196,12 @@ export class SimWorld {
     this.#stepEnemies();
     this.#stepBoss();
     this.#resolvePlayerShots();
+    // Cleared after the loop over shots: clearing inside it would reshuffle the slots it walks.
+    if (this.#clearEnemyShots) {
+      this.#clearEnemyShots = false;
+      this.bullets.clearTeam(Team.Enemy);
+      this.#emit({ type: "bulletsCleared", team: Team.Enemy });
+    }
     this.#resolveEnemyShots();
     this.#resolveContact();
     this.tick++;
@@ -198,6 +247,8 @@ export class SimWorld {
       p.escapeTicks++;
       if (p.escapeTicks >= tuning.escapeTicks) {
         p.status = "escaped";
+        const stats = this.stats.get(p.id);
+        if (stats) stats.status = "escaped";
         this.#emit({ type: "escapeCompleted", playerId: p.id });
         return;
       }
@@ -239,7 +290,7 @@ export class SimWorld {
     const bossDef = this.def.boss;
     if (this.stage === "waves" && bossDef) {
       this.stage = "boss";
-      const extra = Math.max(0, this.#countActive() - 1);
+      const extra = Math.max(0, this.countActive() - 1);
       const maxHp = Math.round(bossDef.baseHp * (1 + bossDef.hpPerExtraPlayer * extra));
       this.boss = {
         def: bossDef,
@@ -273,12 +324,6 @@ export class SimWorld {
     this.enemies.push(enemy);
     this.#emit({ type: "enemySpawned", enemyId: enemy.id, kind: def.id });
     return enemy;
-  }
-
-  #countActive(): number {
-    let n = 0;
-    for (const p of this.players.values()) if (p.status === "active") n++;
-    return n;
   }
 
   /** The active ship nearest to (x, y), if any. */
@@ -338,11 +383,29 @@ export class SimWorld {
         e.y = clamp(ny, r, arena.heightPx - r);
         for (const wall of arena.walls) pushCircleOutOfRect(e, r, wall);
       }
-      const ctx = this.#fireContext(e.x, e.y);
-      for (const em of e.emitters) {
-        const volley = tickEmitter(em, ctx);
-        if (volley) this.#spawn(volley);
+      this.#fire(e.emitters, { x: e.x, y: e.y, source: "enemy", sourceId: e.id });
+    }
+  }
+
+  /** Warns of and fires one body's emitters for this tick. */
+  #fire(
+    emitters: readonly EmitterState[],
+    from: { x: number; y: number; source: "enemy" | "boss"; sourceId: number },
+  ): void {
+    const ctx = this.#fireContext(from.x, from.y);
+    for (let k = 0; k < emitters.length; k++) {
+      const warning = telegraphEmitter(emitters[k], ctx);
+      if (warning) {
+        this.#emit({
+          type: "telegraph",
+          source: from.source,
+          sourceId: from.sourceId,
+          emitter: k,
+          ...warning,
+        });
       }
+      const volley = tickEmitter(emitters[k], ctx);
+      if (volley) this.#spawn(volley);
     }
   }
 
@@ -353,11 +416,7 @@ export class SimWorld {
       boss.foldTicks--;
       return;
     }
-    const ctx = this.#fireContext(boss.def.x, boss.def.y);
-    for (const em of boss.emitters) {
-      const volley = tickEmitter(em, ctx);
-      if (volley) this.#spawn(volley);
-    }
+    this.#fire(boss.emitters, { x: boss.def.x, y: boss.def.y, source: "boss", sourceId: 0 });
   }
 
   #resolvePlayerShots(): void {
@@ -368,9 +427,11 @@ export class SimWorld {
       const y = pool.y[i];
       const r = pool.radius[i];
       const damage = pool.damage[i];
+      const shooter = this.stats.get(pool.owner[i]);
       const boss = this.boss;
       if (boss && this.stage === "boss" && overlaps(x, y, r, boss.def)) {
         const dealt = this.#damageBoss(boss, damage);
+        if (shooter) shooter.damageDealt += dealt;
         this.#emit({
           type: "bulletHit",
           uid: pool.uid[i],
@@ -384,6 +445,7 @@ export class SimWorld {
       for (let k = 0; k < this.enemies.length; k++) {
         const e = this.enemies[k];
         if (!circlesOverlap(x, y, r, e.x, e.y, e.def.radiusPx)) continue;
+        if (shooter) shooter.damageDealt += Math.min(damage, e.hp);
         e.hp -= damage;
         this.#emit({
           type: "bulletHit",
@@ -422,23 +484,33 @@ export class SimWorld {
       boss.foldTicks = boss.def.foldTicks;
       boss.emitters = next.emitters.map(armEmitter);
       this.#emit({ type: "bossPhase", phase: boss.phase });
+      // A clean slate at each phase change: the new pattern reads on an empty screen.
+      this.#clearEnemyShots = true;
     } else if (!next && boss.hp <= 0) {
       this.stage = "cleared";
-      this.bullets.clearTeam(Team.Enemy);
-      this.#emit({ type: "bulletsCleared", team: Team.Enemy });
       this.#emit({ type: "bossDefeated" });
+      this.#clearEnemyShots = true;
     }
     return dealt;
   }
 
   #resolveEnemyShots(): void {
     const pool = this.bullets;
+    const pr = this.def.player.radiusPx;
+    const band = this.def.player.grazeBandPx;
     for (const p of this.players.values()) {
       if (p.status !== "active" || p.iframeTicks > 0) continue;
-      const pr = this.def.player.radiusPx;
       for (let i = pool.count - 1; i >= 0; i--) {
         if (pool.team[i] !== Team.Enemy) continue;
-        if (!circlesOverlap(pool.x[i], pool.y[i], pool.radius[i], p.x, p.y, pr)) continue;
+        const dx = pool.x[i] - p.x;
+        const dy = pool.y[i] - p.y;
+        const reach = pool.radius[i] + pr;
+        const d2 = dx * dx + dy * dy;
+        if (d2 >= (reach + band) ** 2) continue;
+        if (d2 >= reach * reach) {
+          this.#graze(p, pool.uid[i]);
+          continue;
+        }
         this.#emit({
           type: "bulletHit",
           uid: pool.uid[i],
@@ -471,7 +543,28 @@ export class SimWorld {
     }
   }
 
+  /** Counts a near miss once per bullet and player. */
+  #graze(p: PlayerState, uid: number): void {
+    const seen = this.#grazed.get(p.id);
+    const stats = this.stats.get(p.id);
+    if (!seen || !stats || seen.has(uid)) return;
+    if (seen.size >= GRAZE_MEMORY) this.#forgetDeadGrazes(seen);
+    seen.add(uid);
+    stats.grazes++;
+    this.#emit({ type: "graze", playerId: p.id, total: stats.grazes });
+  }
+
+  /** Drops uids of bullets no longer alive, so the memory stays as small as the danger. */
+  #forgetDeadGrazes(seen: Set<number>): void {
+    const live = new Set<number>();
+    const pool = this.bullets;
+    for (let i = 0; i < pool.count; i++) live.add(pool.uid[i]);
+    for (const uid of seen) if (!live.has(uid)) seen.delete(uid);
+  }
+
   #hurtPlayer(p: PlayerState, damage: number): void {
+    const stats = this.stats.get(p.id);
+    if (stats) stats.hitsTaken++;
     p.hp = Math.max(0, p.hp - damage);
     p.iframeTicks = this.def.player.iframeTicks;
     this.#emit({ type: "playerHit", playerId: p.id, hp: p.hp });
@@ -485,6 +578,7 @@ export class SimWorld {
     }
     if (p.hp === 0) {
       p.status = "dead";
+      if (stats) stats.status = "dead";
       this.#emit({ type: "playerDied", playerId: p.id });
     }
   }

@@ -70,6 +70,8 @@ export class BulletReplica {
 
   /** Applies one Events message: spawns, early deaths, clears and the boss's arrival and fall. */
   applyEvents(msg: EventsMsg): void {
+    /** A clear covers every bullet of its team born up to its tick, earlier ones in this batch too. */
+    let cleared: { team: number; tick: number } | undefined;
     for (const e of msg.events) {
       if (e[0] === EventCode.BossSpawned) {
         const boss = BOSSES[e[1] as number];
@@ -78,9 +80,13 @@ export class BulletReplica {
         this.endShotSink(e[1] as number);
       } else if (e[0] === EventCode.BulletsCleared) {
         this.clearTeam(e[1] as number);
+        cleared = { team: e[1] as number, tick: (e[2] as number | undefined) ?? msg.tick };
       }
     }
-    for (const v of msg.volleys) this.spawn(v);
+    for (const v of msg.volleys) {
+      if (cleared && v.team === cleared.team && v.birthTick <= cleared.tick) continue;
+      this.spawn(v);
+    }
     for (const h of msg.hits) this.hit(h);
   }
 

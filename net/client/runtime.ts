@@ -24,6 +24,7 @@ import {
 } from "../wire/codec.ts";
 import {
   type BossSnap,
+  type Choice,
   ClientKind,
   type EnemySnap,
   type EnterMsg,
@@ -34,6 +35,7 @@ import {
   PlayerFlag,
   type PlayerSnap,
   PROTOCOL_VERSION,
+  type ResultsMsg,
   ServerKind,
   type SnapshotMsg,
   StageCode,
@@ -78,6 +80,8 @@ export interface RuntimeOptions {
   readonly onEnter?: (enter: EnterMsg) => void;
   /** Called for each bullet that struck something (for hit flashes). */
   readonly onHit?: (hit: HitRecord, tick: number) => void;
+  /** Called when a run this player took part in ends (the results screen). */
+  readonly onResults?: (results: ResultsMsg) => void;
 }
 
 const PING_INTERVAL_MS = 1000;
@@ -99,6 +103,7 @@ export class ClientRuntime {
   readonly #onEvent: RuntimeOptions["onEvent"];
   readonly #onEnter: RuntimeOptions["onEnter"];
   readonly #onHit: RuntimeOptions["onHit"];
+  readonly #onResults: RuntimeOptions["onResults"];
   readonly #encoder = new MessageEncoder();
   readonly #decoder = new MessageDecoder();
 
@@ -155,6 +160,7 @@ export class ClientRuntime {
     this.#onEvent = opts.onEvent;
     this.#onEnter = opts.onEnter;
     this.#onHit = opts.onHit;
+    this.#onResults = opts.onResults;
   }
 
   /** Introduces the player; call once the socket is open. */
@@ -162,6 +168,12 @@ export class ClientRuntime {
     this.#window.startMs = nowMs;
     this.#helloAtMs = nowMs;
     this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
+  }
+
+  /** Answers the results screen: back to the hub, or again with this crew. */
+  choose(choice: Choice): void {
+    if (this.phase !== "playing") return;
+    this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Choice, choice }));
   }
 
   /** The socket closed. */
@@ -204,6 +216,9 @@ export class ClientRuntime {
       case ServerKind.Events:
         this.eventBytesTotal += data.byteLength;
         this.#events(msg);
+        return;
+      case ServerKind.Results:
+        this.#onResults?.(msg);
         return;
       case ServerKind.Pong: {
         const rtt = Math.max(0, (nowMs >>> 0) - msg.clientTimeMs);

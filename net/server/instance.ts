@@ -11,6 +11,7 @@ import {
   type InputFrame,
   InputQueue,
   type InputVerdict,
+  quantizeAngle,
   type SimEvent,
   SimWorld,
   type Volley,
@@ -31,10 +32,15 @@ import {
   EventCode,
   type HitRecord,
   type NetEvent,
+  Outcome,
   PlayerFlag,
   type PlayerSnap,
+  type ResultsMsg,
+  RunStatusCode,
   ServerKind,
   StageCode,
+  TelegraphSource,
+  TelegraphStyle,
 } from "../wire/protocol.ts";
 
 /** A client inside an instance, as the instance sees it. */
@@ -67,6 +73,10 @@ export class Instance {
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
   readonly #inputs = new Map<number, InputFrame>();
+  /** The crew this dungeon was made for ("again with this crew"); the portal skips it. */
+  reservedFor: string | undefined;
+  #results: ResultsMsg | undefined;
+  #runOver = false;
   #batch:
     | { baseTick: number; volleys: Volley[]; hits: HitRecord[]; small: NetEvent[] }
     | undefined;
@@ -151,6 +161,33 @@ export class Instance {
     return orders;
   }
 
+  /** The results of a run that ended on the last step, once; the server sends them to the crew. */
+  takeResults(): ResultsMsg | undefined {
+    const r = this.#results;
+    this.#results = undefined;
+    return r;
+  }
+
+  /** Closes the run once: on the boss's defeat, or when nobody is left fighting after a death. */
+  #endRun(outcome: Outcome): void {
+    if (this.#runOver || this.kind !== "dungeon") return;
+    this.#runOver = true;
+    this.#results = {
+      kind: ServerKind.Results,
+      outcome,
+      worldId: this.worldId,
+      durationTicks: this.world.tick,
+      rows: [...this.world.stats.values()].map((s) => ({
+        id: s.id,
+        name: s.name,
+        damageDealt: s.damageDealt,
+        hitsTaken: s.hitsTaken,
+        grazes: s.grazes,
+        status: RunStatusCode[s.status],
+      })),
+    };
+  }
+
   /** Sends the batched events to every member. */
   #flush(): void {
     const batch = this.#batch;
@@ -173,6 +210,7 @@ export class Instance {
     this.#batch ??= { baseTick: tick, volleys: [], hits: [], small: [] };
     const { volleys, hits, small } = this.#batch;
     const orders: TransferOrder[] = [];
+    let someoneDied = false;
     const later = (delay: number, order: TransferOrder) =>
       this.#scheduled.push({ atTick: this.world.tick + delay, order });
     for (const e of events) {
@@ -186,12 +224,13 @@ export class Instance {
           hits.push({ uid: e.uid, target: e.target, targetId: e.targetId, damage: e.damage });
           break;
         case "bulletsCleared":
-          small.push([EventCode.BulletsCleared, e.team]);
+          small.push([EventCode.BulletsCleared, e.team, tick]);
           break;
         case "playerHit":
           small.push([EventCode.PlayerHit, e.playerId, e.hp]);
           break;
         case "playerDied":
+          someoneDied = true;
           small.push([EventCode.PlayerDied, e.playerId]);
           later(TRANSFER_DELAYS.deathReturnTicks, {
             playerId: e.playerId,
@@ -228,11 +267,32 @@ export class Instance {
         case "bossPhase":
           small.push([EventCode.BossPhase, e.phase]);
           break;
+        case "graze": {
+          // Only the newest total matters: one per player per batch.
+          const at = small.findIndex((s) => s[0] === EventCode.Graze && s[1] === e.playerId);
+          const ev: NetEvent = [EventCode.Graze, e.playerId, e.total];
+          if (at >= 0) small[at] = ev;
+          else small.push(ev);
+          break;
+        }
+        case "telegraph":
+          small.push([
+            EventCode.Telegraph,
+            TelegraphSource[e.source],
+            e.sourceId,
+            e.emitter,
+            TelegraphStyle[e.style],
+            quantizeAngle(e.aimRad),
+            e.leadTicks,
+            tick,
+          ]);
+          break;
         case "bossDefeated":
           small.push([EventCode.BossDefeated, tick]);
+          this.#endRun(Outcome.Cleared);
           for (const p of this.world.players.values()) {
             if (p.status === "active") {
-              later(TRANSFER_DELAYS.clearedReturnTicks, {
+              later(TRANSFER_DELAYS.resultsReturnTicks, {
                 playerId: p.id,
                 reason: EnterReason.Cleared,
                 to: "hub",
@@ -241,6 +301,10 @@ export class Instance {
           }
           break;
       }
+    }
+    // A wipe: the last fighter fell (escapes alone end no run: the rest chose to leave).
+    if (someoneDied && this.world.stage !== "cleared" && this.world.countActive() === 0) {
+      this.#endRun(Outcome.Wiped);
     }
     return orders;
   }

@@ -4,7 +4,7 @@
  * transports only through net/transport.ts and the clock only through Clock.
  */
 import { DUNGEON, HUB, WorldId } from "../../content/mod.ts";
-import { LIMITS, MAX_CATCHUP_TICKS } from "../../content/net_tuning.ts";
+import { CREW_OFFER_MS, LIMITS, MAX_CATCHUP_TICKS } from "../../content/net_tuning.ts";
 import { type InputVerdict, Rng } from "../../sim/mod.ts";
 import {
   CodecError,
@@ -13,13 +13,16 @@ import {
   MessageDecoder,
   MessageEncoder,
 } from "../wire/codec.ts";
+import { Crews } from "./crews.ts";
 import { Instance, type Peer, type TransferOrder } from "./instance.ts";
 import {
+  Choice,
   ClientKind,
   type ClientMessage,
   CloseCode,
   EnterReason,
   PROTOCOL_VERSION,
+  type ResultsMsg,
   ServerKind,
 } from "../wire/protocol.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
@@ -233,6 +236,9 @@ export class Connection implements Peer {
           tick: this.instance?.world.tick ?? 0,
         }));
         return;
+      case ClientKind.Choice:
+        server.choose(this, msg.choice);
+        return;
     }
   }
 
@@ -279,6 +285,7 @@ export class GameServer {
   readonly #log: Logger;
   readonly #players = new Map<number, Connection>();
   readonly #perIp = new Map<string, number>();
+  readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   #nextConnId = 1;
   #nextPlayerId = 1;
   #nextDungeon = 1;
@@ -389,7 +396,10 @@ export class GameServer {
     if (left > 0) this.#perIp.set(conn.ip, left);
     else this.#perIp.delete(conn.ip);
     this.countClose(code);
-    if (conn.playerId !== 0) this.#players.delete(conn.playerId);
+    if (conn.playerId !== 0) {
+      this.#players.delete(conn.playerId);
+      this.crews.forget(conn.playerId);
+    }
     const instance = conn.instance;
     conn.instance = undefined;
     if (instance) {
@@ -409,7 +419,10 @@ export class GameServer {
     const started = this.clock.now();
     for (const instance of [...this.instances.values()]) {
       for (const order of instance.step()) this.#transfer(instance, order);
+      const results = instance.takeResults();
+      if (results) this.#offerResults(instance, results);
     }
+    this.crews.prune(started);
     const ms = this.clock.now() - started;
     const c = this.counters;
     c.tickMsSum += ms;
@@ -423,16 +436,60 @@ export class GameServer {
   #transfer(from: Instance, order: TransferOrder): void {
     const conn = this.#players.get(order.playerId);
     if (!conn || conn.instance !== from) return;
-    const target = order.to === "hub" ? this.hub : this.#dungeonWithRoom();
-    this.log("transfer", {
-      player: conn.playerId,
-      from: from.id,
-      to: target.id,
-      reason: order.reason,
-    });
-    from.leave(conn.playerId);
-    this.#destroyIfEmpty(from);
-    this.#moveTo(conn, target, order.reason);
+    this.#move(conn, order.to === "hub" ? this.hub : this.#dungeonWithRoom(), order.reason);
+  }
+
+  /**
+   * A run ended: its results go to each of its crew still in that dungeon or back in the
+   * hub (not to one already fighting elsewhere), with the offer of a run together.
+   */
+  #offerResults(from: Instance, results: ResultsMsg): void {
+    const bytes = encodeServerMessage(this.encoder, results);
+    const crew: number[] = [];
+    for (const row of results.rows) {
+      const conn = this.#players.get(row.id);
+      if (!conn || (conn.instance !== from && conn.instance !== this.hub)) continue;
+      crew.push(row.id);
+      conn.sendReliable(bytes);
+    }
+    this.crews.offer(from.id, crew, this.clock.now());
+    this.log("run_end", { instance: from.id, outcome: results.outcome, crew: crew.length });
+  }
+
+  /**
+   * A player's answer on the results screen. "Again" joins the crew's new dungeon (made
+   * by the first to answer, reserved for the crew); "hub" leaves the finished one. An
+   * answer without an open offer (a double click, a lapsed offer) changes nothing.
+   */
+  choose(conn: Connection, choice: Choice): void {
+    const from = conn.instance;
+    const crewId = this.crews.take(conn.playerId, this.clock.now());
+    if (!from || crewId === undefined) return;
+    if (from !== this.hub && from.id !== crewId) return; // already fighting elsewhere
+    if (choice === Choice.Hub) {
+      if (from !== this.hub) this.#move(conn, this.hub, EnterReason.Return);
+      return;
+    }
+    const nextId = this.crews.next(crewId);
+    let target = nextId === undefined ? undefined : this.instances.get(nextId);
+    if (
+      !target || !target.world.acceptsPlayers || target.size >= this.limits.maxPlayersPerDungeon
+    ) {
+      target = this.#createInstance("dungeon");
+      target.reservedFor = crewId;
+      this.crews.setNext(crewId, target.id);
+    }
+    this.#move(conn, target, EnterReason.Retry);
+  }
+
+  #move(conn: Connection, target: Instance, reason: EnterReason): void {
+    const from = conn.instance;
+    this.log("transfer", { player: conn.playerId, from: from?.id, to: target.id, reason });
+    if (from) {
+      from.leave(conn.playerId);
+      this.#destroyIfEmpty(from);
+    }
+    this.#moveTo(conn, target, reason);
   }
 
   #moveTo(conn: Connection, target: Instance, reason: EnterReason): void {
@@ -445,7 +502,8 @@ export class GameServer {
     let newest: Instance | undefined;
     for (const i of this.instances.values()) {
       if (
-        i.kind === "dungeon" && i.world.acceptsPlayers && i.size < this.limits.maxPlayersPerDungeon
+        i.kind === "dungeon" && i.reservedFor === undefined && i.world.acceptsPlayers &&
+        i.size < this.limits.maxPlayersPerDungeon
       ) {
         newest = i;
       }

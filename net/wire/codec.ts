@@ -9,11 +9,14 @@ import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import {
   type BossSnap,
   type BulletState,
+  type Choice,
   ClientKind,
   type ClientMessage,
   type EnemySnap,
+  type EnterReason,
   type HitRecord,
   type NetEvent,
+  type Outcome,
   type PlayerSnap,
   ServerKind,
   type ServerMessage,
@@ -126,6 +129,8 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
     }
     case ClientKind.Ping:
       return enc.encodeValue([msg.kind, msg.clientTimeMs >>> 0]);
+    case ClientKind.Choice:
+      return enc.encodeValue([msg.kind, msg.choice]);
     default:
       throw new CodecError(
         `Cannot encode client message kind ${(msg as { kind: unknown }).kind}: not a client kind`,
@@ -176,6 +181,10 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
     case ClientKind.Ping: {
       array(raw, "ping", 2, 2);
       return { kind, clientTimeMs: int(raw[1], "ping time", 0, MAX_UINT32) };
+    }
+    case ClientKind.Choice: {
+      array(raw, "choice", 2, 2);
+      return { kind, choice: int(raw[1], "choice", 0, 1) as Choice };
     }
     default:
       fail("client message", `unknown kind ${show(kind)}`);
@@ -393,6 +402,21 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
       ]);
     case ServerKind.Pong:
       return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick]);
+    case ServerKind.Results:
+      return enc.encodeValue([
+        msg.kind,
+        msg.outcome,
+        msg.worldId,
+        msg.durationTicks,
+        msg.rows.map((r) => [
+          r.id,
+          r.name,
+          Math.round(r.damageDealt * 100),
+          r.hitsTaken,
+          r.grazes,
+          r.status,
+        ]),
+      ]);
   }
 }
 
@@ -426,7 +450,7 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         instanceId: text(raw[1], "instance id", 64),
         worldId: int(raw[2], "world id", 0, 255),
         tick: int(raw[3], "enter tick", 0, MAX_UINT32),
-        reason: int(raw[4], "enter reason", 0, 4) as 0 | 1 | 2 | 3 | 4,
+        reason: int(raw[4], "enter reason", 0, 6) as EnterReason,
         roster,
         stage: int(raw[6], "stage", 0, 3),
         bullets: unpackBullets(bytes(raw[7], "enter bullets")),
@@ -485,6 +509,27 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         clientTimeMs: int(raw[1], "pong time", 0, MAX_UINT32),
         tick: int(raw[2], "pong tick", 0, MAX_UINT32),
       };
+    case ServerKind.Results: {
+      array(raw, "results", 5, 5);
+      const rows = array(raw[4], "results rows", 0, 64).map((row) => {
+        const r = array(row, "results row", 6, 6);
+        return {
+          id: int(r[0], "results id", 0, 0xffff),
+          name: text(r[1], "results name", 64),
+          damageDealt: int(r[2], "results damage", 0, MAX_UINT32) / 100,
+          hitsTaken: int(r[3], "results hits", 0, MAX_UINT32),
+          grazes: int(r[4], "results grazes", 0, MAX_UINT32),
+          status: int(r[5], "results status", 0, 4),
+        };
+      });
+      return {
+        kind,
+        outcome: int(raw[1], "outcome", 0, 1) as Outcome,
+        worldId: int(raw[2], "results world", 0, 255),
+        durationTicks: int(raw[3], "results duration", 0, MAX_UINT32),
+        rows,
+      };
+    }
     default:
       fail("server message", `unknown kind ${show(kind)}`);
   }

@@ -10,6 +10,7 @@
  *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
  *            frame: moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 (1/65536 turn) buttons:u8
  *   Ping   [3, clientTimeMs:uint32]
+ *   Choice [4, choice:u8]  on the results screen: 0 back to the hub, 1 again with this crew
  *
  * Server → client:
  *
@@ -26,14 +27,17 @@
  *            hit: uidDelta:varint target:u8 targetId:varuint damage:varuint (hundredths)
  *            volleys: see net/volley_codec.ts (each record carries its tick − baseTick)
  *   Pong     [16, clientTimeMs:uint32, tick:uint32]
+ *   Results  [17, outcome:u8, worldId:u8, durationTicks:uint32,
+ *             rows:[[id, name, damageDealt (hundredths), hitsTaken, grazes, status:u8]…]]
+ *            a run ended (cleared or wiped): sent to each of its crew still in it or in the hub
  */
 import type { InputFrame, Volley } from "../../sim/mod.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 
 /** Kinds of client → server messages. */
-export const ClientKind = { Hello: 1, Input: 2, Ping: 3 } as const;
+export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;
 export type ClientKind = (typeof ClientKind)[keyof typeof ClientKind];
 
 /**
@@ -47,11 +51,22 @@ export const ServerKind = {
   Snapshot: 14,
   Events: 15,
   Pong: 16,
+  Results: 17,
 } as const;
 export type ServerKind = (typeof ServerKind)[keyof typeof ServerKind];
 
 /** Why a client entered an instance. */
-export const EnterReason = { Join: 0, Portal: 1, Escape: 2, Death: 3, Cleared: 4 } as const;
+export const EnterReason = {
+  Join: 0,
+  Portal: 1,
+  Escape: 2,
+  Death: 3,
+  Cleared: 4,
+  /** "Again with this crew": a new dungeon for the same party. */
+  Retry: 5,
+  /** "Back to hub" from the results screen. */
+  Return: 6,
+} as const;
 export type EnterReason = (typeof EnterReason)[keyof typeof EnterReason];
 
 /** Where a world's fight stands, on the wire. */
@@ -89,6 +104,7 @@ export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
  * replica consumes player shots on the stationary boss from exactly that tick.
  */
 export const EventCode = {
+  /** [code, team, tick]: every bullet of the team born up to tick is gone. */
   BulletsCleared: 1,
   PlayerHit: 2,
   PlayerDied: 3,
@@ -104,7 +120,27 @@ export const EventCode = {
   BossDefeated: 13,
   PlayerJoined: 14,
   PlayerLeft: 15,
+  /** [code, playerId, total]: the run's graze count, at most one per player per batch. */
+  Graze: 16,
+  /** [code, source (TelegraphSource), sourceId, emitter, style (TelegraphStyle), aim:u16, leadTicks, tick] */
+  Telegraph: 17,
 } as const;
+
+/** Who gives a telegraph. */
+export const TelegraphSource = { enemy: 0, boss: 1 } as const;
+/** Telegraph styles on the wire. */
+export const TelegraphStyle = { line: 0, flash: 1, edge: 2 } as const;
+
+/** A player's answer on the results screen. */
+export const Choice = { Hub: 0, Again: 1 } as const;
+export type Choice = (typeof Choice)[keyof typeof Choice];
+
+/** How a run ended. */
+export const Outcome = { Cleared: 0, Wiped: 1 } as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
+
+/** A player's status in a results row. */
+export const RunStatusCode = { active: 0, dead: 1, escaped: 2, portal: 3, left: 4 } as const;
 
 /** Escape cancel reasons on the wire. */
 export const EscapeCancelCode = { damage: 0, released: 1, died: 2 } as const;
@@ -124,8 +160,12 @@ export interface PingMsg {
   readonly kind: typeof ClientKind.Ping;
   readonly clientTimeMs: number;
 }
+export interface ChoiceMsg {
+  readonly kind: typeof ClientKind.Choice;
+  readonly choice: Choice;
+}
 /** Everything a client can say. */
-export type ClientMessage = HelloMsg | InputMsg | PingMsg;
+export type ClientMessage = HelloMsg | InputMsg | PingMsg | ChoiceMsg;
 
 export interface WelcomeMsg {
   readonly kind: typeof ServerKind.Welcome;
@@ -229,6 +269,23 @@ export interface PongMsg {
   readonly clientTimeMs: number;
   readonly tick: number;
 }
+/** One player's line on the results screen. */
+export interface ResultsRow {
+  readonly id: number;
+  readonly name: string;
+  readonly damageDealt: number;
+  readonly hitsTaken: number;
+  readonly grazes: number;
+  /** A RunStatusCode. */
+  readonly status: number;
+}
+export interface ResultsMsg {
+  readonly kind: typeof ServerKind.Results;
+  readonly outcome: Outcome;
+  readonly worldId: number;
+  readonly durationTicks: number;
+  readonly rows: readonly ResultsRow[];
+}
 /** Everything the server can say. */
 export type ServerMessage =
   | WelcomeMsg
@@ -236,4 +293,5 @@ export type ServerMessage =
   | EnterMsg
   | SnapshotMsg
   | EventsMsg
-  | PongMsg;
+  | PongMsg
+  | ResultsMsg;

@@ -19,6 +19,7 @@ import {
   type EnterMsg,
   type NetEvent,
   PROTOCOL_VERSION,
+  type ResultsMsg,
   ServerKind,
   type ServerMessage,
 } from "../../net/wire/protocol.ts";
@@ -220,6 +221,8 @@ export interface SimClient {
   readonly enters: Received<EnterMsg>[];
   /** Small events with the server tick they belong to. */
   readonly events: Received<{ event: NetEvent; tick: number }>[];
+  /** Results screens the server sent. */
+  readonly results: Received<ResultsMsg>[];
   /** The close the server sent, once it has arrived. */
   closed: { code: number; reason: string } | undefined;
 }
@@ -280,6 +283,7 @@ export class NetHarness {
     });
     const enters: SimClient["enters"] = [];
     const events: SimClient["events"] = [];
+    const results: SimClient["results"] = [];
     const stamp = <T>(value: T): Received<T> => ({
       value,
       serverTicks: this.ticks,
@@ -290,6 +294,7 @@ export class NetHarness {
       send: (data) => link.sendToServer(data),
       onEnter: (msg) => enters.push(stamp(msg)),
       onEvent: (event, tick) => events.push(stamp({ event, tick })),
+      onResults: (msg) => results.push(stamp(msg)),
     });
     const transport = new FakeTransport({
       forward: (data) => link.sendToClient(data),
@@ -305,6 +310,7 @@ export class NetHarness {
       control: opts.control ?? (() => IDLE),
       enters,
       events,
+      results,
       closed: undefined,
     };
     self.client = client;

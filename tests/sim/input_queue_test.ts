@@ -99,7 +99,7 @@ Deno.test("offer() drops frames with unknown button bits as invalid", () => {
   assert.equal(q.offer(frame(3, { buttons: Button.Fire | 64 }), 3), "invalid");
   assert.equal(q.offer(frame(3, { buttons: -1 }), 3), "invalid");
   assert.equal(q.size, 0);
-  const all = Button.Fire | Button.Escape | Button.Interact;
+  const all = Button.Fire | Button.Escape | Button.Focus;
   assert.equal(q.offer(frame(3, { buttons: all }), 3), "queued");
 });
 

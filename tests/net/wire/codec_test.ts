@@ -12,10 +12,13 @@ import {
   MessageEncoder,
 } from "../../../net/wire/codec.ts";
 import {
+  Choice,
   ClientKind,
   type ClientMessage,
   EnterReason,
   EventCode,
+  Outcome,
+  RunStatusCode,
   ServerKind,
   type ServerMessage,
 } from "../../../net/wire/protocol.ts";
@@ -217,6 +220,38 @@ Deno.test("a player shot costs under 10 bytes on the wire and a ring of 16 under
   assert.ok((one([ring]) - empty) / 16 < 4, `ring: ${(one([ring]) - empty) / 16} bytes/bullet`);
 });
 
+Deno.test("choice round-trips both answers", () => {
+  for (const choice of [Choice.Hub, Choice.Again]) {
+    assert.deepEqual(clientRoundTrip({ kind: ClientKind.Choice, choice }), {
+      kind: ClientKind.Choice,
+      choice,
+    });
+  }
+});
+
+Deno.test("results round-trip every row, damage to the hundredth", () => {
+  const msg: ServerMessage = {
+    kind: ServerKind.Results,
+    outcome: Outcome.Wiped,
+    worldId: 1,
+    durationTicks: 12_345,
+    rows: [
+      { id: 3, name: "Ann", damageDealt: 123.75, hitsTaken: 5, grazes: 41, status: 1 },
+      { id: 9, name: "Bo", damageDealt: 0, hitsTaken: 0, grazes: 0, status: RunStatusCode.left },
+    ],
+  };
+  assert.deepEqual(serverRoundTrip(msg), msg);
+  const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
+  assert.throws(
+    () => decodeServerMessage(dec(), cbor.encode([17, 5, 1, 10, []])),
+    /outcome/,
+  );
+  assert.throws(
+    () => decodeServerMessage(dec(), cbor.encode([17, 0, 1, 10, [[1, "A", -1, 0, 0, 0]]])),
+    /results damage/,
+  );
+});
+
 Deno.test("the decoder refuses garbage, truncation, wrong types, bad ranges and unknown kinds", () => {
   const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
   const cases: [string, Uint8Array, RegExp][] = [
@@ -241,6 +276,8 @@ Deno.test("the decoder refuses garbage, truncation, wrong types, bad ranges and 
     ["input unknown button", cbor.encode([2, 5, new Uint8Array([0, 0, 0, 0, 8])]), /button/],
     ["input tick underflow", cbor.encode([2, 1, new Uint8Array(15)]), /too small/],
     ["ping negative", cbor.encode([3, -1]), /ping time/],
+    ["choice out of range", cbor.encode([4, 2]), /choice/],
+    ["choice text", cbor.encode([4, "again"]), /choice/],
     ["extra fields", cbor.encode([3, 1, 2]), /items/],
     ["oversized", new Uint8Array(4096), /exceeds/],
   ];

@@ -11,7 +11,7 @@ import {
   MessageDecoder,
   MessageEncoder,
 } from "../../../net/wire/codec.ts";
-import { ClientKind, type ClientMessage, ServerKind } from "../../../net/wire/protocol.ts";
+import { Choice, ClientKind, type ClientMessage, ServerKind } from "../../../net/wire/protocol.ts";
 import { Button, BUTTON_MASK } from "../../../sim/mod.ts";
 
 /** Every field a client may send, per kind, and every field of an input frame. */
@@ -19,6 +19,7 @@ const ALLOWED = {
   Hello: ["kind", "version", "name", "resume"],
   Input: ["kind", "frames"],
   Ping: ["kind", "clientTimeMs"],
+  Choice: ["kind", "choice"],
 } as const;
 const FRAME_FIELDS = ["tick", "moveX", "moveY", "aim", "buttons"];
 const FORBIDDEN =
@@ -31,6 +32,7 @@ const samples: Record<keyof typeof ClientKind, ClientMessage> = {
     frames: [{ tick: 9, moveX: 100, moveY: -100, aim: 1, buttons: BUTTON_MASK }],
   },
   Ping: { kind: ClientKind.Ping, clientTimeMs: 5 },
+  Choice: { kind: ClientKind.Choice, choice: Choice.Again },
 };
 
 Deno.test("client messages carry only intent: the reviewed fields and nothing else", () => {
@@ -52,8 +54,8 @@ Deno.test("client messages carry only intent: the reviewed fields and nothing el
   for (const f of FRAME_FIELDS) assert.doesNotMatch(f, FORBIDDEN);
 });
 
-Deno.test("a button can only ask: fire, escape (start a channel) and interact", () => {
-  assert.deepEqual(Object.keys(Button).sort(), ["Escape", "Fire", "Interact"]);
+Deno.test("a button can only ask: fire, escape (start a channel) and focus (move slower)", () => {
+  assert.deepEqual(Object.keys(Button).sort(), ["Escape", "Fire", "Focus"]);
   assert.equal(BUTTON_MASK, 0b111);
 });
 

@@ -1,0 +1,185 @@
+/**
+ * Results and "again with this crew", in process on a ManualClock: a run's end sends
+ * every member the same results (wherever they wait), "again" regroups the crew in
+ * one new dungeon the portal does not fill with strangers, "hub" leaves, and an
+ * answer with no open offer changes nothing.
+ */
+import assert from "node:assert/strict";
+import { PLAYER, WARDEN } from "../../../content/mod.ts";
+import { TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
+import { Instance, type Peer } from "../../../net/server/instance.ts";
+import { MessageEncoder } from "../../../net/wire/codec.ts";
+import {
+  Choice,
+  EnterReason,
+  EventCode,
+  Outcome,
+  RunStatusCode,
+  TelegraphSource,
+  TelegraphStyle,
+} from "../../../net/wire/protocol.ts";
+import { Button, quantizeAngle, type WorldDef } from "../../../sim/mod.ts";
+import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "../_harness.ts";
+
+const toPortal: Control = (_tick, c) => {
+  const portal = c.runtime.world?.portal;
+  const me = c.runtime.selfView();
+  return portal && me ? steerTo(me, portal) : IDLE;
+};
+
+/** Into the dungeon, then straight at the nearest enemy until something kills us. */
+const toPortalThenCharge = (h: NetHarness): Control => (tick, c) => {
+  if (c.runtime.world?.kind !== "dungeon") return toPortal(tick, c);
+  const me = c.runtime.selfView();
+  if (!me) return IDLE;
+  const [nearest] = c.runtime.enemies(h.clock.now()).sort((a, b) => dist(a, me) - dist(b, me));
+  return nearest ? steerTo(me, nearest) : IDLE;
+};
+
+function inDungeon(c: SimClient): boolean {
+  return c.runtime.instanceId.startsWith("dungeon-");
+}
+
+Deno.test("a wipe sends results to the whole crew, and 'again' regroups it in a new dungeon", () => {
+  using h = new NetHarness();
+  const charge = toPortalThenCharge(h);
+  const [a, b] = ["Ann", "Bo"].map((name) => h.connect(name, { control: charge }));
+  h.runUntil(() => inDungeon(a) && inDungeon(b), { maxMs: 5000, what: "both in a dungeon" });
+  const first = a.runtime.instanceId;
+  assert.equal(b.runtime.instanceId, first);
+
+  h.runUntil(() => a.results.length > 0 && b.results.length > 0, {
+    maxMs: 90_000,
+    what: "results after the wipe",
+  });
+  for (const c of [a, b]) {
+    assert.equal(c.results.length, 1, "one results screen per run");
+    const r = c.results[0].value;
+    assert.equal(r.outcome, Outcome.Wiped);
+    assert.deepEqual(r.rows.map((row) => row.name).sort(), ["Ann", "Bo"]);
+    for (const row of r.rows) {
+      assert.equal(row.status, RunStatusCode.dead);
+      assert.ok(row.hitsTaken >= PLAYER.maxHp, `${row.name} took ${row.hitsTaken} hits`);
+    }
+    assert.ok(r.durationTicks > 0);
+  }
+  // Whoever fell first is back in the hub by now, and still got the offer.
+  h.runTicks(TRANSFER_DELAYS.deathReturnTicks + 2);
+  assert.deepEqual([a, b].map((c) => c.runtime.instanceId), ["hub", "hub"]);
+
+  for (const c of [a, b]) c.control = () => IDLE;
+  a.runtime.choose(Choice.Again);
+  h.runUntil(() => a.enters.at(-1)!.value.reason === EnterReason.Retry, { what: "Ann's retry" });
+  // A stranger walking into the portal meanwhile gets a dungeon of their own.
+  const stranger = h.connect("Cy", { control: toPortal });
+  h.runUntil(() => inDungeon(stranger), { maxMs: 5000, what: "the stranger in a dungeon" });
+  b.runtime.choose(Choice.Again);
+  h.runUntil(() => b.enters.at(-1)!.value.reason === EnterReason.Retry, { what: "Bo's retry" });
+
+  const again = a.runtime.instanceId;
+  assert.notEqual(again, first);
+  assert.equal(b.runtime.instanceId, again, "the crew is together again");
+  assert.notEqual(stranger.runtime.instanceId, again, "the crew's dungeon is the crew's");
+  assert.deepEqual(b.enters.at(-1)!.value.roster.map((r) => r.name).sort(), ["Ann", "Bo"]);
+  const instance = h.server.instances.get(again)!;
+  assert.equal(instance.size, 2);
+  assert.equal(instance.world.stage, "waves", "a fresh run");
+
+  // The offer was answered: another "again" is no ticket to a third dungeon.
+  a.runtime.choose(Choice.Again);
+  h.runTicks(10);
+  assert.equal(a.runtime.instanceId, again);
+  assert.equal(a.closed, undefined, "an answer without an offer is no offence");
+});
+
+Deno.test("an answer with no run behind it is ignored: no move, no close", () => {
+  using h = new NetHarness();
+  const c = h.connect("Eve");
+  h.runUntil(() => c.runtime.instanceId === "hub", { what: "the hub" });
+  c.runtime.choose(Choice.Again);
+  c.runtime.choose(Choice.Hub);
+  h.runTicks(10);
+  assert.equal(c.enters.length, 1);
+  assert.equal(c.closed, undefined);
+  assert.equal(h.server.instances.size, 1);
+});
+
+/** A Peer that keeps what it was sent. */
+function peer(playerId: number, name: string): Peer & { sent: Uint8Array[] } {
+  const sent: Uint8Array[] = [];
+  return {
+    playerId,
+    name,
+    sent,
+    sendReliable: (d) => sent.push(d),
+    sendLatest: (d) => (sent.push(d), true),
+  };
+}
+
+function weakWardenRoom(): WorldDef {
+  return {
+    kind: "dungeon",
+    name: "Test Room",
+    arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 300 }] },
+    player: { ...PLAYER, maxHp: 1000 },
+    waves: [],
+    waveDelayTicks: 1,
+    boss: { ...WARDEN, baseHp: 40 },
+  };
+}
+
+Deno.test("a cleared dungeon's results credit each shooter, once, with the run's length", () => {
+  const instance = new Instance("dungeon-9", {
+    worldId: 1,
+    def: weakWardenRoom(),
+    seed: 1,
+    encoder: new MessageEncoder(),
+  });
+  instance.join(peer(1, "Ann"), EnterReason.Portal);
+  instance.join(peer(2, "Bo"), EnterReason.Portal);
+  const up = quantizeAngle(-Math.PI / 2);
+  let results = undefined;
+  let telegraphs = 0;
+  for (let t = 0; t < 3000 && !results; t++) {
+    const tick = instance.world.tick;
+    for (const id of [1, 2]) {
+      // Only Ann shoots.
+      const buttons = id === 1 ? Button.Fire : 0;
+      instance.offerInput(id, { tick, moveX: 0, moveY: 0, aim: up, buttons });
+    }
+    instance.step();
+    results = instance.takeResults();
+    if (instance.world.stage === "boss") telegraphs++;
+  }
+  assert.ok(results, "the boss fell");
+  assert.equal(results.outcome, Outcome.Cleared);
+  assert.equal(results.worldId, 1);
+  assert.equal(results.durationTicks, instance.world.tick);
+  const byName = new Map(results.rows.map((r) => [r.name, r]));
+  assert.equal(byName.get("Ann")!.damageDealt, instance.world.boss!.maxHp);
+  assert.equal(byName.get("Bo")!.damageDealt, 0);
+  for (const r of results.rows) assert.equal(r.status, RunStatusCode.active);
+  assert.equal(instance.takeResults(), undefined, "results are taken once");
+  for (let t = 0; t < 120; t++) instance.step();
+  assert.equal(instance.takeResults(), undefined, "a run ends once");
+  assert.ok(telegraphs > 0);
+});
+
+Deno.test("telegraphs reach clients as events with their source, aim, lead and tick", () => {
+  using h = new NetHarness();
+  const charge = toPortalThenCharge(h);
+  const c = h.connect("Gus", { control: charge });
+  h.runUntil(() => c.events.some((e) => e.value.event[0] === EventCode.Telegraph), {
+    maxMs: 30_000,
+    what: "a telegraph",
+  });
+  const t = c.events.find((e) => e.value.event[0] === EventCode.Telegraph)!.value.event;
+  const [, source, sourceId, emitter, style, aim, leadTicks, tick] = t;
+  assert.equal(source, TelegraphSource.enemy);
+  assert.ok((sourceId as number) > 0);
+  assert.equal(emitter, 0);
+  assert.ok(Object.values(TelegraphStyle).includes(style as 0 | 1 | 2));
+  assert.ok((aim as number) >= 0 && (aim as number) < 65536);
+  assert.ok((leadTicks as number) > 0);
+  assert.ok((tick as number) > 0);
+});
