@@ -7,14 +7,8 @@
 import { signal } from "@preact/signals";
 import { BOSSES } from "../content/mod.ts";
 import { type ClientRuntime, connectClient, type WsClient } from "../net/client/mod.ts";
-import {
-  type EnterMsg,
-  EnterReason,
-  EscapeCancelCode,
-  EventCode,
-  type HitRecord,
-  type NetEvent,
-} from "../net/wire/mod.ts";
+import { type EnterMsg, EnterReason, type HitRecord, type NetEvent } from "../net/wire/mod.ts";
+import type { EscapeCancelReason } from "../sim/mod.ts";
 import { HitTarget } from "../sim/mod.ts";
 import { BenchScene } from "./bench.ts";
 import { FLASH_MS } from "./draw_world.ts";
@@ -32,10 +26,10 @@ const NAME_KEY = "warden.name";
 const TICK_INTERVAL_MS = 8;
 const NETGRAPH_PERIOD_MS = 250;
 
-const CANCEL_TEXT: Record<number, string> = {
-  [EscapeCancelCode.damage]: "Escape cancelled — you took damage",
-  [EscapeCancelCode.released]: "Escape cancelled — key released",
-  [EscapeCancelCode.died]: "Escape cancelled — you died",
+const CANCEL_TEXT: Record<EscapeCancelReason, string> = {
+  damage: "Escape cancelled — you took damage",
+  released: "Escape cancelled — key released",
+  died: "Escape cancelled — you died",
 };
 
 /** Options of the game controller. */
@@ -260,13 +254,13 @@ export class Game {
     };
   }
 
-  #isSelf(id: unknown): boolean {
+  #isSelf(id: number): boolean {
     return id === this.#client?.runtime.playerId;
   }
 
-  #nameOf(id: unknown): string {
+  #nameOf(id: number): string {
     // The runtime forgets a leaver before telling us; last frame's roster still knows the name.
-    return this.#client?.runtime.roster.get(id as number) ??
+    return this.#client?.runtime.roster.get(id) ??
       this.hud.roster.value.find((l) => l.id === id)?.name ?? "A player";
   }
 
@@ -303,64 +297,64 @@ export class Game {
   #onEvent(e: NetEvent): void {
     const now = performance.now();
     const hud = this.hud;
-    const [code, a, b] = e;
-    switch (code) {
-      case EventCode.PlayerHit:
-        if (this.#isSelf(a)) hud.hurtAtMs.value = now;
+    switch (e.type) {
+      case "playerHit":
+        if (this.#isSelf(e.playerId)) hud.hurtAtMs.value = now;
         break;
-      case EventCode.PlayerDied:
-        if (this.#isSelf(a)) {
+      case "playerDied":
+        if (this.#isSelf(e.playerId)) {
           hud.banner.value = {
             kind: "death",
             title: "You fell — returning to the hub",
             sub: "The Fold keeps what it takes. Your crew fights on.",
           };
         } else {
-          hud.toast(`${this.#nameOf(a)} fell`, { nowMs: now, tone: "warn" });
+          hud.toast(`${this.#nameOf(e.playerId)} fell`, { nowMs: now, tone: "warn" });
         }
         break;
-      case EventCode.EscapeCancelled:
-        if (this.#isSelf(a)) {
-          hud.escapeNote.value = {
-            text: CANCEL_TEXT[b as number] ?? "Escape cancelled",
-            untilMs: now + 2200,
-          };
+      case "escapeCancelled":
+        if (this.#isSelf(e.playerId)) {
+          hud.escapeNote.value = { text: CANCEL_TEXT[e.reason], untilMs: now + 2200 };
         }
         break;
-      case EventCode.EscapeCompleted:
-        if (!this.#isSelf(a)) hud.toast(`${this.#nameOf(a)} escaped`, { nowMs: now });
+      case "escapeCompleted":
+        if (!this.#isSelf(e.playerId)) {
+          hud.toast(`${this.#nameOf(e.playerId)} escaped`, { nowMs: now });
+        }
         break;
-      case EventCode.WaveStarted:
-        hud.toast(`Wave ${(a as number) + 1}`, { nowMs: now });
+      case "waveStarted":
+        hud.toast(`Wave ${e.wave + 1}`, { nowMs: now });
         break;
-      case EventCode.BossSpawned:
-        hud.toast(`${BOSSES[a as number]?.name ?? "The boss"} awakens`, {
+      case "bossSpawned":
+        hud.toast(`${BOSSES[e.bossId]?.name ?? "The boss"} awakens`, {
           nowMs: now,
           tone: "warn",
           forMs: 3500,
         });
         break;
-      case EventCode.BossPhase: {
+      case "bossPhase": {
         // The Events message can beat the first snapshot carrying the boss: ask the world.
-        const phase = this.#client?.runtime.world?.boss?.phases[a as number];
-        hud.toast(`Phase ${(a as number) + 1}${phase ? ` — ${phase.name}` : ""}`, {
+        const phase = this.#client?.runtime.world?.boss?.phases[e.phase];
+        hud.toast(`Phase ${e.phase + 1}${phase ? ` — ${phase.name}` : ""}`, {
           nowMs: now,
           tone: "warn",
         });
         break;
       }
-      case EventCode.BossDefeated:
+      case "bossDefeated":
         hud.banner.value = {
           kind: "cleared",
           title: "Dungeon cleared!",
           sub: "The Warden of the Fold is undone. Returning to the hub…",
         };
         break;
-      case EventCode.PlayerJoined:
-        if (!this.#isSelf(a)) hud.toast(`${String(b)} joined`, { nowMs: now });
+      case "playerJoined":
+        if (!this.#isSelf(e.playerId)) hud.toast(`${e.name} joined`, { nowMs: now });
         break;
-      case EventCode.PlayerLeft:
-        if (!this.#isSelf(a)) hud.toast(`${this.#nameOf(a)} left`, { nowMs: now });
+      case "playerLeft":
+        if (!this.#isSelf(e.playerId)) {
+          hud.toast(`${this.#nameOf(e.playerId)} left`, { nowMs: now });
+        }
         break;
     }
   }

@@ -6,29 +6,8 @@
  * Must not import anything outside sim/.
  */
 import type { ArenaDef, BulletSpec } from "./types.ts";
+import { angleFromUnits, POS_UNITS_PER_PX } from "./grid.ts";
 import { TICK_S } from "./time.ts";
-
-/** Positions travel as 1/8 px, angles as 1/65536 turn: the server spawns on that grid too. */
-export const POS_UNITS_PER_PX = 8;
-/** Angle units per full turn. */
-export const ANGLE_UNITS = 65536;
-
-/** Snaps a position to the wire grid, in wire units. */
-export function quantizePos(px: number): number {
-  return Math.round(px * POS_UNITS_PER_PX);
-}
-
-/** Snaps an angle in radians to wire units in [0, 65536). */
-export function quantizeAngle(rad: number): number {
-  const turns = rad / (2 * Math.PI);
-  const units = Math.round((turns - Math.floor(turns)) * ANGLE_UNITS);
-  return units === ANGLE_UNITS ? 0 : units;
-}
-
-/** Converts angle wire units back to radians. */
-export function angleFromUnits(units: number): number {
-  return (units / ANGLE_UNITS) * 2 * Math.PI;
-}
 
 /**
  * One emitter shot: the fields every bullet shares once, then per bullet a
@@ -47,103 +26,142 @@ export interface Volley {
   readonly angles: readonly number[];
 }
 
-const FIELDS_F64 = ["x", "y", "dirX", "dirY", "speed", "accel", "turnCos", "turnSin"] as const;
+/** The typed-array kinds a bullet field may be stored in. */
+type ColumnType =
+  | Float64ArrayConstructor
+  | Float32ArrayConstructor
+  | Int32ArrayConstructor
+  | Uint32ArrayConstructor
+  | Uint8ArrayConstructor;
 
-/** Struct-of-arrays bullet storage; grows by doubling when full. */
+/**
+ * One field of the bullet record: how it is stored and what a bullet is born with,
+ * either the same for every bullet of a volley (`shared`) or per bullet (`each`).
+ * A volley carries everything either needs, so a replica spawns what the server did.
+ */
+type FieldDef =
+  | { readonly array: ColumnType; readonly shared: (volley: Volley) => number }
+  | { readonly array: ColumnType; readonly each: (volley: Volley, b: number) => number };
+
+/**
+ * The bullet record, one entry per field: the one table behind the pool's arrays
+ * (allocate, grow, swap-remove), `spawnVolley`, the Enter message's full state for a
+ * joiner (net/wire packs each field at its array's precision) and the replica. A new
+ * field is one line here; tests/net/wire/tables_test.ts then proves it survives the wire.
+ */
+export const BULLET_FIELDS = {
+  uid: { array: Uint32Array, each: (v, b) => (v.uid0 + b) >>> 0 },
+  x: { array: Float64Array, each: (v, b) => v.xs[b] / POS_UNITS_PER_PX },
+  y: { array: Float64Array, each: (v, b) => v.ys[b] / POS_UNITS_PER_PX },
+  /** Unit heading. */
+  dirX: { array: Float64Array, each: (v, b) => Math.cos(angleFromUnits(v.angles[b])) },
+  dirY: { array: Float64Array, each: (v, b) => Math.sin(angleFromUnits(v.angles[b])) },
+  /** Speed in px per tick. */
+  speed: { array: Float64Array, shared: (v) => v.speedPxPerS * TICK_S },
+  /** Speed change in px per tick per tick. */
+  accel: { array: Float64Array, shared: (v) => v.spec.accelPxPerS2 * TICK_S * TICK_S },
+  /** Heading rotation per tick, as cos/sin (1, 0 when straight). */
+  turnCos: { array: Float64Array, shared: (v) => Math.cos(v.spec.turnRadPerS * TICK_S) },
+  turnSin: { array: Float64Array, shared: (v) => Math.sin(v.spec.turnRadPerS * TICK_S) },
+  radius: { array: Float32Array, shared: (v) => v.spec.radiusPx },
+  ttl: { array: Int32Array, shared: (v) => v.spec.ttlTicks },
+  kind: { array: Uint8Array, shared: (v) => v.spec.kind },
+  team: { array: Uint8Array, shared: (v) => v.team },
+  damage: { array: Uint8Array, shared: (v) => v.spec.damage },
+  /** Owning player id for player bullets, -1 otherwise. */
+  owner: { array: Int32Array, shared: (v) => v.owner },
+} as const satisfies Record<string, FieldDef>;
+
+/** The name of a bullet field. */
+export type BulletField = keyof typeof BULLET_FIELDS;
+/** Every bullet field, in table order (the order Enter packs them in). */
+export const BULLET_FIELD_NAMES = Object.keys(BULLET_FIELDS) as readonly BulletField[];
+
+/** One array per field, typed as the table says. */
+type BulletColumns = {
+  -readonly [K in BulletField]: InstanceType<(typeof BULLET_FIELDS)[K]["array"]>;
+};
+type Column = Float64Array | Float32Array | Int32Array | Uint32Array | Uint8Array;
+
+/** One bullet's every field, as numbers (a joiner's copy of a bullet in flight). */
+export type BulletState = { readonly [K in BulletField]: number };
+
+// The class gets one typed array property per table field (declared by this merge).
+export interface BulletPool extends BulletColumns {}
+
+/** Struct-of-arrays bullet storage (one array per BULLET_FIELDS entry); grows by doubling. */
 export class BulletPool {
   count = 0;
   capacity: number;
-  x: Float64Array;
-  y: Float64Array;
-  /** Unit heading. */
-  dirX: Float64Array;
-  dirY: Float64Array;
-  /** Speed in px per tick. */
-  speed: Float64Array;
-  /** Speed change in px per tick per tick. */
-  accel: Float64Array;
-  /** Heading rotation per tick, as cos/sin (1, 0 when straight). */
-  turnCos: Float64Array;
-  turnSin: Float64Array;
-  radius: Float32Array;
-  ttl: Int32Array;
-  uid: Uint32Array;
-  kind: Uint8Array;
-  team: Uint8Array;
-  damage: Uint8Array;
-  /** Owning player id for player bullets, -1 otherwise. */
-  owner: Int32Array;
+  /**
+   * The same arrays as the named properties, grouped by element type so that each
+   * copy loop in `remove` (the hot one) touches one kind of array only.
+   */
+  #f64: Float64Array[] = [];
+  #f32: Float32Array[] = [];
+  #i32: Int32Array[] = [];
+  #u32: Uint32Array[] = [];
+  #u8: Uint8Array[] = [];
 
   constructor(capacity = 512) {
     this.capacity = capacity;
-    this.x = new Float64Array(capacity);
-    this.y = new Float64Array(capacity);
-    this.dirX = new Float64Array(capacity);
-    this.dirY = new Float64Array(capacity);
-    this.speed = new Float64Array(capacity);
-    this.accel = new Float64Array(capacity);
-    this.turnCos = new Float64Array(capacity);
-    this.turnSin = new Float64Array(capacity);
-    this.radius = new Float32Array(capacity);
-    this.ttl = new Int32Array(capacity);
-    this.uid = new Uint32Array(capacity);
-    this.kind = new Uint8Array(capacity);
-    this.team = new Uint8Array(capacity);
-    this.damage = new Uint8Array(capacity);
-    this.owner = new Int32Array(capacity);
+    const columns = this as unknown as Record<BulletField, Column>;
+    for (const name of BULLET_FIELD_NAMES) columns[name] = new BULLET_FIELDS[name].array(capacity);
+    this.#regroup();
   }
 
   /** Doubles every array, keeping live slots. */
   grow(): void {
     const capacity = this.capacity * 2;
-    for (const f of FIELDS_F64) {
-      const next = new Float64Array(capacity);
-      next.set(this[f]);
-      this[f] = next;
+    const columns = this as unknown as Record<BulletField, Column>;
+    for (const name of BULLET_FIELD_NAMES) {
+      const next = new BULLET_FIELDS[name].array(capacity);
+      next.set(this[name]);
+      columns[name] = next;
     }
-    const radius = new Float32Array(capacity);
-    radius.set(this.radius);
-    this.radius = radius;
-    const ttl = new Int32Array(capacity);
-    ttl.set(this.ttl);
-    this.ttl = ttl;
-    const uid = new Uint32Array(capacity);
-    uid.set(this.uid);
-    this.uid = uid;
-    const kind = new Uint8Array(capacity);
-    kind.set(this.kind);
-    this.kind = kind;
-    const team = new Uint8Array(capacity);
-    team.set(this.team);
-    this.team = team;
-    const damage = new Uint8Array(capacity);
-    damage.set(this.damage);
-    this.damage = damage;
-    const owner = new Int32Array(capacity);
-    owner.set(this.owner);
-    this.owner = owner;
     this.capacity = capacity;
+    this.#regroup();
+  }
+
+  #regroup(): void {
+    this.#f64 = [];
+    this.#f32 = [];
+    this.#i32 = [];
+    this.#u32 = [];
+    this.#u8 = [];
+    for (const name of BULLET_FIELD_NAMES) {
+      const c = this[name];
+      if (c instanceof Float64Array) this.#f64.push(c);
+      else if (c instanceof Float32Array) this.#f32.push(c);
+      else if (c instanceof Int32Array) this.#i32.push(c);
+      else if (c instanceof Uint32Array) this.#u32.push(c);
+      else this.#u8.push(c);
+    }
   }
 
   /** Frees slot `i` by moving the last live bullet into it. */
   remove(i: number): void {
     const last = --this.count;
     if (i === last) return;
-    this.x[i] = this.x[last];
-    this.y[i] = this.y[last];
-    this.dirX[i] = this.dirX[last];
-    this.dirY[i] = this.dirY[last];
-    this.speed[i] = this.speed[last];
-    this.accel[i] = this.accel[last];
-    this.turnCos[i] = this.turnCos[last];
-    this.turnSin[i] = this.turnSin[last];
-    this.radius[i] = this.radius[last];
-    this.ttl[i] = this.ttl[last];
-    this.uid[i] = this.uid[last];
-    this.kind[i] = this.kind[last];
-    this.team[i] = this.team[last];
-    this.damage[i] = this.damage[last];
-    this.owner[i] = this.owner[last];
+    for (const c of this.#f64) c[i] = c[last];
+    for (const c of this.#f32) c[i] = c[last];
+    for (const c of this.#i32) c[i] = c[last];
+    for (const c of this.#u32) c[i] = c[last];
+    for (const c of this.#u8) c[i] = c[last];
+  }
+
+  /** Appends one bullet with every field given (a joiner's copy of a bullet in flight). */
+  add(state: BulletState): void {
+    if (this.count === this.capacity) this.grow();
+    const i = this.count++;
+    for (const name of BULLET_FIELD_NAMES) this[name][i] = state[name];
+  }
+
+  /** Every field of the bullet in slot `i`. */
+  stateAt(i: number): BulletState {
+    const out = {} as Record<BulletField, number>;
+    for (const name of BULLET_FIELD_NAMES) out[name] = this[name][i];
+    return out;
   }
 
   /** Slot of the bullet with `uid`, or -1. Linear: only early deaths look bullets up. */
@@ -160,31 +178,15 @@ export class BulletPool {
 
 /** Adds every bullet of `volley` to the pool, exactly as born on `volley.birthTick`. */
 export function spawnVolley(pool: BulletPool, volley: Volley): void {
-  const { spec } = volley;
-  const speed = volley.speedPxPerS * TICK_S;
-  const accel = spec.accelPxPerS2 * TICK_S * TICK_S;
-  const turn = spec.turnRadPerS * TICK_S;
-  const turnCos = Math.cos(turn);
-  const turnSin = Math.sin(turn);
-  for (let b = 0; b < volley.angles.length; b++) {
-    if (pool.count === pool.capacity) pool.grow();
-    const i = pool.count++;
-    const heading = angleFromUnits(volley.angles[b]);
-    pool.x[i] = volley.xs[b] / POS_UNITS_PER_PX;
-    pool.y[i] = volley.ys[b] / POS_UNITS_PER_PX;
-    pool.dirX[i] = Math.cos(heading);
-    pool.dirY[i] = Math.sin(heading);
-    pool.speed[i] = speed;
-    pool.accel[i] = accel;
-    pool.turnCos[i] = turnCos;
-    pool.turnSin[i] = turnSin;
-    pool.radius[i] = spec.radiusPx;
-    pool.ttl[i] = spec.ttlTicks;
-    pool.uid[i] = (volley.uid0 + b) >>> 0;
-    pool.kind[i] = spec.kind;
-    pool.team[i] = volley.team;
-    pool.damage[i] = spec.damage;
-    pool.owner[i] = volley.owner;
+  const n = volley.angles.length;
+  const from = pool.count;
+  while (pool.capacity < from + n) pool.grow();
+  pool.count = from + n;
+  for (const name of BULLET_FIELD_NAMES) {
+    const field: FieldDef = BULLET_FIELDS[name];
+    const column = pool[name];
+    if ("shared" in field) column.fill(field.shared(volley), from, from + n);
+    else for (let b = 0; b < n; b++) column[from + b] = field.each(volley, b);
   }
 }
 

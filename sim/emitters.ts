@@ -3,7 +3,8 @@
  * state, an origin and a target into volleys. Enemies and bosses both use them.
  * Must not import anything outside sim/.
  */
-import { quantizeAngle, quantizePos, type Volley } from "./bullets.ts";
+import type { Volley } from "./bullets.ts";
+import { quantizeAngle, quantizePos } from "./grid.ts";
 import type { Rng } from "./rng.ts";
 import { TICK_S } from "./time.ts";
 import type { ArcSweepDef, ArenaDef, EmitterDef, TelegraphDef, WallGapDef } from "./types.ts";

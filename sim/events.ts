@@ -10,8 +10,13 @@ import type { TelegraphDef } from "./types.ts";
 export const HitTarget = { Player: 0, Enemy: 1, Boss: 2 } as const;
 export type HitTarget = (typeof HitTarget)[keyof typeof HitTarget];
 
+/** Who gives a telegraph. */
+export const TELEGRAPH_SOURCES = ["enemy", "boss"] as const;
+
+/** Why an escape channel can stop before completing. */
+export const ESCAPE_CANCEL_REASONS = ["damage", "released", "died"] as const;
 /** Why an escape channel stopped before completing. */
-export type EscapeCancelReason = "damage" | "released" | "died";
+export type EscapeCancelReason = (typeof ESCAPE_CANCEL_REASONS)[number];
 
 /** One thing that happened during a tick. */
 export type SimEvent =
@@ -46,7 +51,7 @@ export type SimEvent =
   /** An emitter warns of its next shot, `leadTicks` from now. */
   | {
     readonly type: "telegraph";
-    readonly source: "enemy" | "boss";
+    readonly source: (typeof TELEGRAPH_SOURCES)[number];
     /** Enemy id; 0 for the boss. */
     readonly sourceId: number;
     /** Index into the enemy's (or the current boss phase's) emitter list. */

@@ -4,7 +4,7 @@
  * Must not import anything outside sim/.
  */
 import { BUTTON_MASK, type InputFrame } from "./types.ts";
-import { ANGLE_UNITS } from "./bullets.ts";
+import { ANGLE_UNITS } from "./grid.ts";
 import { MOVE_UNITS } from "./movement.ts";
 
 /** Limits of the audit; the defaults live in content's net tuning. */

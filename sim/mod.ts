@@ -6,6 +6,7 @@ export * from "./bullets.ts";
 export * from "./emitters.ts";
 export * from "./events.ts";
 export * from "./geometry.ts";
+export * from "./grid.ts";
 export * from "./hash.ts";
 export * from "./input_queue.ts";
 export * from "./movement.ts";

@@ -44,13 +44,16 @@ export interface BulletSpec {
   readonly turnRadPerS: number;
 }
 
+/** How a telegraph is drawn (see TelegraphDef). */
+export const TELEGRAPH_STYLES = ["line", "flash", "edge"] as const;
+
 /**
  * A warning drawn before an emitter fires: `line` along an aimed spread (the aim locks
  * when the warning starts, so the shot goes where the line showed), `flash` on the
  * emitter (rings, sweeps), `edge` along the arena edge a wall marches in from.
  */
 export interface TelegraphDef {
-  readonly style: "line" | "flash" | "edge";
+  readonly style: (typeof TELEGRAPH_STYLES)[number];
   /** Ticks between the warning and the shot. */
   readonly leadTicks: number;
 }

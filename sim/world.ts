@@ -4,7 +4,8 @@
  * No timers, no I/O, no Math.random: a world is a function of its seed and inputs.
  * Must not import anything outside sim/.
  */
-import { BulletPool, quantizeAngle, quantizePos, spawnVolley, stepBullets } from "./bullets.ts";
+import { BulletPool, spawnVolley, stepBullets } from "./bullets.ts";
+import { quantizeAngle, quantizePos } from "./grid.ts";
 import type { Volley } from "./bullets.ts";
 import {
   armEmitter,

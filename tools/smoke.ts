@@ -7,7 +7,7 @@
  * `deno task smoke` runs it; tests/e2e/smoke_test.ts runs it in CI.
  */
 import { Bot } from "../net/client/mod.ts";
-import { EnterReason, EventCode } from "../net/wire/mod.ts";
+import { EnterReason } from "../net/wire/mod.ts";
 
 /** Figures of one run; `downBytesPerSecPerClient` etc. are means over the boss fight. */
 export interface SmokeReport {
@@ -144,11 +144,11 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
 
     await waitFor(
       "the Warden",
-      () => bots.some((b) => (b.log.events.get(EventCode.BossSpawned) ?? 0) > 0),
+      () => bots.some((b) => (b.log.events.get("bossSpawned") ?? 0) > 0),
       120_000,
     );
-    const waves = bots[0].log.events.get(EventCode.WaveStarted) ?? 0;
-    const kills = bots[0].log.events.get(EventCode.EnemyKilled) ?? 0;
+    const waves = bots[0].log.events.get("waveStarted") ?? 0;
+    const kills = bots[0].log.events.get("enemyKilled") ?? 0;
     if (waves < 2) throw new Error(`expected 2 trash waves before the boss, saw ${waves}`);
     step(`cleared ${waves} trash waves (${kills} kills); the Warden appeared`);
 
@@ -196,7 +196,7 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
         if (last?.reason !== EnterReason.Escape) {
           throw new Error("the escaper entered the hub without reason Escape");
         }
-        const cancels = escaper.log.events.get(EventCode.EscapeCancelled) ?? 0;
+        const cancels = escaper.log.events.get("escapeCancelled") ?? 0;
         step(`${escaper.name} escaped to the hub (${cancels} channel(s) cancelled by hits first)`);
       } else {
         step(`${escaper.name} died while channelling`);

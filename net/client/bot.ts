@@ -6,13 +6,14 @@
 import { type InputSample } from "./runtime.ts";
 import { connectClient, type WsClient } from "./ws_client.ts";
 import { think } from "../../sim/pilot.ts";
-import { EnterReason, EventCode, type NetEvent } from "../wire/protocol.ts";
+import type { EnterReason, EventName, NetEvent } from "../wire/protocol.ts";
 import { BOSSES } from "../../content/mod.ts";
 
 /** What a bot has lived through. */
 export interface BotLog {
   enters: { instanceId: string; reason: EnterReason; atMs: number }[];
-  events: Map<number, number>;
+  /** How many of each small event arrived. */
+  events: Map<EventName, number>;
   escapeCompleted: boolean;
   died: boolean;
   bossDefeatedSeen: boolean;
@@ -53,12 +54,11 @@ export class Bot {
   }
 
   #noteEvent(e: NetEvent): void {
-    const code = e[0];
-    this.log.events.set(code, (this.log.events.get(code) ?? 0) + 1);
+    this.log.events.set(e.type, (this.log.events.get(e.type) ?? 0) + 1);
     const me = this.client.runtime.playerId;
-    if (code === EventCode.EscapeCompleted && e[1] === me) this.log.escapeCompleted = true;
-    if (code === EventCode.PlayerDied && e[1] === me) this.log.died = true;
-    if (code === EventCode.BossDefeated) this.log.bossDefeatedSeen = true;
+    if (e.type === "escapeCompleted" && e.playerId === me) this.log.escapeCompleted = true;
+    if (e.type === "playerDied" && e.playerId === me) this.log.died = true;
+    if (e.type === "bossDefeated") this.log.bossDefeatedSeen = true;
   }
 
   /** Runs the runtime up to now with the brain's input. */

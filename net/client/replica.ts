@@ -8,6 +8,7 @@ import { BOSSES } from "../../content/mod.ts";
 import {
   type ArenaDef,
   BulletPool,
+  type BulletState,
   circlesOverlap,
   fastForward,
   spawnVolley,
@@ -15,7 +16,7 @@ import {
   Team,
   type Volley,
 } from "../../sim/mod.ts";
-import { type BulletState, EventCode, type EventsMsg, type HitRecord } from "../wire/protocol.ts";
+import type { EventsMsg, HitRecord } from "../wire/protocol.ts";
 
 /** A stationary body that consumes player shots on contact (the boss), while it stands. */
 interface ShotSink {
@@ -52,7 +53,7 @@ export class BulletReplica {
     this.#pending = [];
     this.#deadEarly.clear();
     this.#sink = undefined;
-    for (const b of opts.bullets ?? []) addBulletState(this.pool, b);
+    for (const b of opts.bullets ?? []) this.pool.add(b);
   }
 
   /**
@@ -73,14 +74,14 @@ export class BulletReplica {
     /** A clear covers every bullet of its team born up to its tick, earlier ones in this batch too. */
     let cleared: { team: number; tick: number } | undefined;
     for (const e of msg.events) {
-      if (e[0] === EventCode.BossSpawned) {
-        const boss = BOSSES[e[1] as number];
-        if (boss) this.setShotSink({ x: boss.x, y: boss.y, r: boss.radiusPx }, e[3] as number);
-      } else if (e[0] === EventCode.BossDefeated) {
-        this.endShotSink(e[1] as number);
-      } else if (e[0] === EventCode.BulletsCleared) {
-        this.clearTeam(e[1] as number);
-        cleared = { team: e[1] as number, tick: (e[2] as number | undefined) ?? msg.tick };
+      if (e.type === "bossSpawned") {
+        const boss = BOSSES[e.bossId];
+        if (boss) this.setShotSink({ x: boss.x, y: boss.y, r: boss.radiusPx }, e.tick);
+      } else if (e.type === "bossDefeated") {
+        this.endShotSink(e.tick);
+      } else if (e.type === "bulletsCleared") {
+        this.clearTeam(e.team);
+        cleared = { team: e.team, tick: e.tick };
       }
     }
     for (const v of msg.volleys) {
@@ -152,24 +153,4 @@ export class BulletReplica {
       this.#sinkShots(this.tick, 0);
     }
   }
-}
-
-function addBulletState(pool: BulletPool, b: BulletState): void {
-  if (pool.count === pool.capacity) pool.grow();
-  const i = pool.count++;
-  pool.uid[i] = b.uid;
-  pool.x[i] = b.x;
-  pool.y[i] = b.y;
-  pool.dirX[i] = b.dirX;
-  pool.dirY[i] = b.dirY;
-  pool.speed[i] = b.speed;
-  pool.accel[i] = b.accel;
-  pool.turnCos[i] = b.turnCos;
-  pool.turnSin[i] = b.turnSin;
-  pool.radius[i] = b.radius;
-  pool.ttl[i] = b.ttl;
-  pool.kind[i] = b.kind;
-  pool.team[i] = b.team;
-  pool.damage[i] = b.damage;
-  pool.owner[i] = b.owner;
 }

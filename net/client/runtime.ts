@@ -28,7 +28,6 @@ import {
   ClientKind,
   type EnemySnap,
   type EnterMsg,
-  EventCode,
   type EventsMsg,
   type HitRecord,
   type NetEvent,
@@ -336,8 +335,8 @@ export class ClientRuntime {
     this.bulletHitsTotal += msg.hits.length;
     for (const h of msg.hits) this.#onHit?.(h, msg.tick);
     for (const e of msg.events) {
-      if (e[0] === EventCode.PlayerJoined) this.roster.set(e[1] as number, String(e[2]));
-      else if (e[0] === EventCode.PlayerLeft) this.roster.delete(e[1] as number);
+      if (e.type === "playerJoined") this.roster.set(e.playerId, e.name);
+      else if (e.type === "playerLeft") this.roster.delete(e.playerId);
       this.#onEvent?.(e, msg.tick);
     }
   }

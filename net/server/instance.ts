@@ -6,6 +6,7 @@
  */
 import {
   type BulletPool,
+  type BulletState,
   Button,
   HitTarget,
   type InputFrame,
@@ -26,10 +27,7 @@ import {
   packSnapshot,
 } from "../wire/codec.ts";
 import {
-  type BulletState,
   EnterReason,
-  EscapeCancelCode,
-  EventCode,
   type HitRecord,
   type NetEvent,
   Outcome,
@@ -39,8 +37,6 @@ import {
   RunStatusCode,
   ServerKind,
   StageCode,
-  TelegraphSource,
-  TelegraphStyle,
 } from "../wire/protocol.ts";
 
 /** A client inside an instance, as the instance sees it. */
@@ -109,7 +105,7 @@ export class Instance {
     this.#flush();
     this.world.addPlayer(peer.playerId, peer.name);
     this.#members.set(peer.playerId, { peer, queue: new InputQueue(INPUT_LIMITS) });
-    this.#pendingEvents.push([EventCode.PlayerJoined, peer.playerId, peer.name]);
+    this.#pendingEvents.push({ type: "playerJoined", playerId: peer.playerId, name: peer.name });
     peer.sendReliable(encodeServerMessage(this.#encoder, {
       kind: ServerKind.Enter,
       instanceId: this.id,
@@ -126,7 +122,7 @@ export class Instance {
   leave(playerId: number): void {
     if (!this.#members.delete(playerId)) return;
     this.world.removePlayer(playerId);
-    this.#pendingEvents.push([EventCode.PlayerLeft, playerId]);
+    this.#pendingEvents.push({ type: "playerLeft", playerId });
     for (let i = this.#scheduled.length - 1; i >= 0; i--) {
       if (this.#scheduled[i].order.playerId === playerId) this.#scheduled.splice(i, 1);
     }
@@ -224,14 +220,20 @@ export class Instance {
           hits.push({ uid: e.uid, target: e.target, targetId: e.targetId, damage: e.damage });
           break;
         case "bulletsCleared":
-          small.push([EventCode.BulletsCleared, e.team, tick]);
+          small.push({ ...e, tick });
           break;
         case "playerHit":
-          small.push([EventCode.PlayerHit, e.playerId, e.hp]);
+        case "escapeStarted":
+        case "escapeCancelled":
+        case "waveStarted":
+        case "enemySpawned":
+        case "enemyKilled":
+        case "bossPhase":
+          small.push(e);
           break;
         case "playerDied":
           someoneDied = true;
-          small.push([EventCode.PlayerDied, e.playerId]);
+          small.push(e);
           later(TRANSFER_DELAYS.deathReturnTicks, {
             playerId: e.playerId,
             reason: EnterReason.Death,
@@ -239,56 +241,37 @@ export class Instance {
           });
           break;
         case "portalEntered":
-          small.push([EventCode.PortalEntered, e.playerId]);
+          small.push(e);
           orders.push({ playerId: e.playerId, reason: EnterReason.Portal, to: "dungeon" });
           break;
-        case "escapeStarted":
-          small.push([EventCode.EscapeStarted, e.playerId]);
-          break;
-        case "escapeCancelled":
-          small.push([EventCode.EscapeCancelled, e.playerId, EscapeCancelCode[e.reason]]);
-          break;
         case "escapeCompleted":
-          small.push([EventCode.EscapeCompleted, e.playerId]);
+          small.push(e);
           orders.push({ playerId: e.playerId, reason: EnterReason.Escape, to: "hub" });
           break;
-        case "waveStarted":
-          small.push([EventCode.WaveStarted, e.wave]);
-          break;
-        case "enemySpawned":
-          small.push([EventCode.EnemySpawned, e.enemyId, e.kind]);
-          break;
-        case "enemyKilled":
-          small.push([EventCode.EnemyKilled, e.enemyId]);
-          break;
         case "bossSpawned":
-          small.push([EventCode.BossSpawned, e.bossId, e.maxHp, tick]);
-          break;
-        case "bossPhase":
-          small.push([EventCode.BossPhase, e.phase]);
+          small.push({ ...e, tick });
           break;
         case "graze": {
           // Only the newest total matters: one per player per batch.
-          const at = small.findIndex((s) => s[0] === EventCode.Graze && s[1] === e.playerId);
-          const ev: NetEvent = [EventCode.Graze, e.playerId, e.total];
-          if (at >= 0) small[at] = ev;
-          else small.push(ev);
+          const at = small.findIndex((s) => s.type === "graze" && s.playerId === e.playerId);
+          if (at >= 0) small[at] = e;
+          else small.push(e);
           break;
         }
         case "telegraph":
-          small.push([
-            EventCode.Telegraph,
-            TelegraphSource[e.source],
-            e.sourceId,
-            e.emitter,
-            TelegraphStyle[e.style],
-            quantizeAngle(e.aimRad),
-            e.leadTicks,
+          small.push({
+            type: "telegraph",
+            source: e.source,
+            sourceId: e.sourceId,
+            emitter: e.emitter,
+            style: e.style,
+            aim: quantizeAngle(e.aimRad),
+            leadTicks: e.leadTicks,
             tick,
-          ]);
+          });
           break;
         case "bossDefeated":
-          small.push([EventCode.BossDefeated, tick]);
+          small.push({ ...e, tick });
           this.#endRun(Outcome.Cleared);
           for (const p of this.world.players.values()) {
             if (p.status === "active") {
@@ -300,6 +283,11 @@ export class Instance {
             }
           }
           break;
+        default: {
+          // Every SimEvent is decided here: a new kind fails the type check until it is.
+          const undecided: never = e;
+          throw new TypeError(`Cannot send event ${(undecided as SimEvent).type}`);
+        }
       }
     }
     // A wipe: the last fighter fell (escapes alone end no run: the rest chose to leave).
@@ -362,24 +350,6 @@ export class Instance {
 /** Every live bullet's full state, for a client arriving mid-fight. */
 export function bulletStates(pool: BulletPool): BulletState[] {
   const out: BulletState[] = [];
-  for (let i = 0; i < pool.count; i++) {
-    out.push({
-      uid: pool.uid[i],
-      x: pool.x[i],
-      y: pool.y[i],
-      dirX: pool.dirX[i],
-      dirY: pool.dirY[i],
-      speed: pool.speed[i],
-      accel: pool.accel[i],
-      turnCos: pool.turnCos[i],
-      turnSin: pool.turnSin[i],
-      radius: pool.radius[i],
-      ttl: pool.ttl[i],
-      kind: pool.kind[i],
-      team: pool.team[i],
-      damage: pool.damage[i],
-      owner: pool.owner[i],
-    });
-  }
+  for (let i = 0; i < pool.count; i++) out.push(pool.stateAt(i));
   return out;
 }

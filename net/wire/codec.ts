@@ -6,18 +6,24 @@
 import { Decoder, Encoder } from "cbor-x";
 import { ANGLE_UNITS, BUTTON_MASK, type InputFrame, MOVE_UNITS } from "../../sim/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+import { packRecords, readRecord, recordBytes, unpackRecords, writeRecord } from "./fields.ts";
 import {
   type BossSnap,
-  type BulletState,
+  BULLET_STATE,
   type Choice,
   ClientKind,
   type ClientMessage,
-  type EnemySnap,
+  ENEMY_SNAP,
   type EnterReason,
+  type EventDef,
+  type EventField,
+  type EventName,
+  EVENTS,
   type HitRecord,
+  INPUT_FRAME,
   type NetEvent,
   type Outcome,
-  type PlayerSnap,
+  PLAYER_SNAP,
   ServerKind,
   type ServerMessage,
   type SnapshotMsg,
@@ -29,7 +35,7 @@ export { CodecError } from "./bytes.ts";
 
 const ENCODER_OPTIONS = { useRecords: false, tagUint8Array: false, variableMapSize: true };
 const MAX_UINT32 = 0xffffffff;
-const FRAME_BYTES = 5;
+const FRAME_BYTES = recordBytes(INPUT_FRAME);
 
 /**
  * Decodes CBOR with a decoder of its own: record definitions a hostile peer might
@@ -120,10 +126,7 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
         if (i > 0 && f.tick !== frames[i - 1].tick + 1) {
           throw new CodecError("Cannot encode input: frames are not consecutive ticks");
         }
-        w.i8(f.moveX);
-        w.i8(f.moveY);
-        w.u16(f.aim);
-        w.u8(f.buttons);
+        writeRecord(w, INPUT_FRAME, { record: f, what: "input frame" });
       }
       return enc.encodeValue([msg.kind, frames[frames.length - 1].tick, w.bytes()]);
     }
@@ -166,10 +169,7 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
       const r = new ByteReader(packed, "input frames");
       const frames: InputFrame[] = [];
       for (let i = 0; i < n; i++) {
-        const moveX = r.i8();
-        const moveY = r.i8();
-        const aim = r.u16();
-        const buttons = r.u8();
+        const { moveX, moveY, aim, buttons } = readRecord(r, INPUT_FRAME);
         if (Math.abs(moveX) > MOVE_UNITS || Math.abs(moveY) > MOVE_UNITS) {
           fail("input frame", `move (${moveX}, ${moveY}) is outside ±${MOVE_UNITS}`);
         }
@@ -192,68 +192,6 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
 }
 
 // ---------------------------------------------------------------- server → client
-
-const POS_SCALE = 8;
-
-function packPlayers(players: readonly PlayerSnap[]): Uint8Array {
-  const w = new ByteWriter(players.length * 10);
-  for (const p of players) {
-    w.u16(p.id);
-    w.u16(Math.round(p.x * POS_SCALE));
-    w.u16(Math.round(p.y * POS_SCALE));
-    w.u8(p.aim);
-    w.u8(p.hp);
-    w.u8(p.flags);
-    w.u8(p.escape);
-  }
-  return w.bytes();
-}
-
-function unpackPlayers(b: Uint8Array): PlayerSnap[] {
-  if (b.byteLength % 10 !== 0) fail("snapshot players", `${b.byteLength} bytes`);
-  const r = new ByteReader(b, "snapshot players");
-  const out: PlayerSnap[] = [];
-  while (r.remaining > 0) {
-    out.push({
-      id: r.u16(),
-      x: r.u16() / POS_SCALE,
-      y: r.u16() / POS_SCALE,
-      aim: r.u8(),
-      hp: r.u8(),
-      flags: r.u8(),
-      escape: r.u8(),
-    });
-  }
-  return out;
-}
-
-function packEnemies(enemies: readonly EnemySnap[]): Uint8Array {
-  const w = new ByteWriter(enemies.length * 9);
-  for (const e of enemies) {
-    w.u16(e.id);
-    w.u8(e.kind);
-    w.u16(Math.round(e.x * POS_SCALE));
-    w.u16(Math.round(e.y * POS_SCALE));
-    w.u16(Math.max(0, Math.ceil(e.hp)));
-  }
-  return w.bytes();
-}
-
-function unpackEnemies(b: Uint8Array): EnemySnap[] {
-  if (b.byteLength % 9 !== 0) fail("snapshot enemies", `${b.byteLength} bytes`);
-  const r = new ByteReader(b, "snapshot enemies");
-  const out: EnemySnap[] = [];
-  while (r.remaining > 0) {
-    out.push({
-      id: r.u16(),
-      kind: r.u8(),
-      x: r.u16() / POS_SCALE,
-      y: r.u16() / POS_SCALE,
-      hp: r.u16(),
-    });
-  }
-  return out;
-}
 
 /** Hits as varints: uid as a delta from the previous hit's, so a batch costs ~4 bytes a hit. */
 function packHits(hits: readonly HitRecord[]): Uint8Array {
@@ -283,47 +221,65 @@ function unpackHits(b: Uint8Array): HitRecord[] {
   return out;
 }
 
-const BULLET_STATE_BYTES = 83;
+// ---------------------------------------------------------------- small events
 
-function packBullets(bullets: readonly BulletState[]): Uint8Array {
-  const w = new ByteWriter(bullets.length * BULLET_STATE_BYTES);
-  for (const b of bullets) {
-    w.u32(b.uid);
-    for (const v of [b.x, b.y, b.dirX, b.dirY, b.speed, b.accel, b.turnCos, b.turnSin]) w.f64(v);
-    w.f32(b.radius);
-    w.i32(b.ttl);
-    w.u8(b.kind);
-    w.u8(b.team);
-    w.u8(b.damage);
-    w.i32(b.owner);
+const EVENT_BY_CODE = new Map<number, readonly [EventName, EventDef]>(
+  (Object.entries(EVENTS) as [EventName, EventDef][]).map(([name, def]) => [def.code, [name, def]]),
+);
+
+function eventFieldToWire(field: EventField, value: unknown, what: string): number | string {
+  if ("oneOf" in field) {
+    const index = field.oneOf.indexOf(value as string);
+    if (index < 0) {
+      throw new CodecError(`Cannot encode ${what}: ${String(value)} is not one of ${field.oneOf}`);
+    }
+    return index;
   }
-  return w.bytes();
+  if ("text" in field) {
+    if (typeof value !== "string" || value.length > field.text) {
+      throw new CodecError(`Cannot encode ${what}: not text of at most ${field.text}`);
+    }
+    return value;
+  }
+  const [min, max] = field.int;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
+    throw new CodecError(
+      `Cannot encode ${what}: ${String(value)} is not an integer in [${min}, ${max}]`,
+    );
+  }
+  return value;
 }
 
-function unpackBullets(b: Uint8Array): BulletState[] {
-  if (b.byteLength % BULLET_STATE_BYTES !== 0) fail("enter bullets", `${b.byteLength} bytes`);
-  const r = new ByteReader(b, "enter bullets");
-  const out: BulletState[] = [];
-  while (r.remaining > 0) {
-    out.push({
-      uid: r.u32(),
-      x: r.f64(),
-      y: r.f64(),
-      dirX: r.f64(),
-      dirY: r.f64(),
-      speed: r.f64(),
-      accel: r.f64(),
-      turnCos: r.f64(),
-      turnSin: r.f64(),
-      radius: r.f32(),
-      ttl: r.i32(),
-      kind: r.u8(),
-      team: r.u8(),
-      damage: r.u8(),
-      owner: r.i32(),
-    });
+function eventFieldFromWire(field: EventField, value: unknown, what: string): number | string {
+  if ("oneOf" in field) return field.oneOf[int(value, what, 0, field.oneOf.length - 1)];
+  if ("text" in field) return text(value, what, field.text);
+  return int(value, what, field.int[0], field.int[1]);
+}
+
+/** A small event as it travels: its code, then its fields in EVENTS order. */
+export function encodeEvent(event: NetEvent): (number | string)[] {
+  const def: EventDef = EVENTS[event.type];
+  const values = event as unknown as Record<string, unknown>;
+  const out: (number | string)[] = [def.code];
+  for (const [name, field] of def.fields) {
+    out.push(eventFieldToWire(field, values[name], `${event.type} ${name}`));
   }
   return out;
+}
+
+/** Validates one small event off the wire. */
+export function decodeEvent(raw: unknown): NetEvent {
+  const items = array(raw, "event", 1, 16);
+  const code = int(items[0], "event code", 0, 255);
+  const known = EVENT_BY_CODE.get(code);
+  if (!known) fail("event", `unknown code ${code}`);
+  const [type, def] = known;
+  array(items, type, def.fields.length + 1, def.fields.length + 1);
+  const out: Record<string, unknown> = { type };
+  def.fields.forEach(([name, field], i) => {
+    out[name] = eventFieldFromWire(field, items[i + 1], `${type} ${name}`);
+  });
+  return out as NetEvent;
 }
 
 function bossToWire(b: BossSnap | null): unknown {
@@ -348,8 +304,8 @@ export function packSnapshot(msg: Omit<SnapshotMsg, "kind" | "ackTick">): Packed
     tick: msg.tick,
     stage: msg.stage,
     wave: msg.wave,
-    players: packPlayers(msg.players),
-    enemies: packEnemies(msg.enemies),
+    players: packRecords(PLAYER_SNAP, { records: msg.players, what: "snapshot player" }),
+    enemies: packRecords(ENEMY_SNAP, { records: msg.enemies, what: "snapshot enemy" }),
     boss: bossToWire(msg.boss),
   };
 }
@@ -388,7 +344,7 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
         msg.reason,
         msg.roster.map((r) => [r.id, r.name]),
         msg.stage,
-        packBullets(msg.bullets),
+        packRecords(BULLET_STATE, { records: msg.bullets, what: "enter bullet" }),
       ]);
     case ServerKind.Snapshot:
       return encodeSnapshotFor(enc, packSnapshot(msg), msg.ackTick);
@@ -398,7 +354,7 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
         msg.tick,
         encodeVolleys(msg.volleys, msg.tick),
         packHits(msg.hits),
-        msg.events,
+        msg.events.map(encodeEvent),
       ]);
     case ServerKind.Pong:
       return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick]);
@@ -453,7 +409,10 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         reason: int(raw[4], "enter reason", 0, 6) as EnterReason,
         roster,
         stage: int(raw[6], "stage", 0, 3),
-        bullets: unpackBullets(bytes(raw[7], "enter bullets")),
+        bullets: unpackRecords(BULLET_STATE, {
+          bytes: bytes(raw[7], "enter bullets"),
+          what: "enter bullets",
+        }),
       };
     }
     case ServerKind.Snapshot: {
@@ -475,22 +434,21 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         ackTick: int(raw[2], "ack tick", -1, MAX_UINT32),
         stage: int(raw[3], "stage", 0, 3),
         wave: int(raw[4], "wave", 0, 255),
-        players: unpackPlayers(bytes(raw[5], "snapshot players")),
-        enemies: unpackEnemies(bytes(raw[6], "snapshot enemies")),
+        players: unpackRecords(PLAYER_SNAP, {
+          bytes: bytes(raw[5], "snapshot players"),
+          what: "snapshot players",
+        }),
+        enemies: unpackRecords(ENEMY_SNAP, {
+          bytes: bytes(raw[6], "snapshot enemies"),
+          what: "snapshot enemies",
+        }),
         boss,
       };
     }
     case ServerKind.Events: {
       array(raw, "events", 5, 5);
       const tick = int(raw[1], "events tick", 0, MAX_UINT32);
-      const events = array(raw[4], "event list", 0, 4096).map((e) => {
-        const ev = array(e, "event", 1, 8);
-        int(ev[0], "event code", 0, 255);
-        for (const f of ev) {
-          if (typeof f !== "number" && typeof f !== "string") fail("event", `field ${show(f)}`);
-        }
-        return ev as unknown as NetEvent;
-      });
+      const events = array(raw[4], "event list", 0, 4096).map(decodeEvent);
       const volleyBytes = bytes(raw[2], "volleys");
       const hitBytes = bytes(raw[3], "hits");
       return {

@@ -1,14 +1,17 @@
 /**
  * The one definition of the wire: message kinds, their fields and the protocol
  * version, shared by server, browser and bots. Every message is a CBOR array
- * whose first item is its kind; hot parts are hand-packed byte strings (little-endian).
+ * whose first item is its kind; hot parts are hand-packed byte strings (little-endian)
+ * laid out by the field tables below (net/wire/fields.ts packs any of them), and the
+ * small events are typed by EVENTS. The TypeScript types of records and events come
+ * from those tables, so a field is declared once.
  *
  * Client → server (nothing here can say where a ship is, what it hit, what it
  * took or that an escape finished — see tests/net/wire/protocol_test.ts):
  *
  *   Hello  [1, version:uint, name:text(≤16), resume:text?]
  *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
- *            frame: moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 (1/65536 turn) buttons:u8
+ *            frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 buttons:u8
  *   Ping   [3, clientTimeMs:uint32]
  *   Choice [4, choice:u8]  on the results screen: 0 back to the hub, 1 again with this crew
  *
@@ -18,20 +21,34 @@
  *   Reject   [12, code:uint, reason:text]                     the socket closes after it
  *   Enter    [13, instanceId:text, worldId:u8, tick:uint32, reason:u8, roster:[[id, name]…],
  *             stage:u8, bullets:bytes(83·n)]                 a transfer: a server-only decision
+ *            bullet: every BULLET_FIELDS entry (sim/bullets.ts) at its array's precision
  *   Snapshot [14, tick:uint32, ackTick:int, stage:u8, wave:u8, players:bytes(10·n),
  *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null]
- *            player: id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8 (/255)
- *            enemy:  id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
+ *            player: PLAYER_SNAP  id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8
+ *            enemy:  ENEMY_SNAP   id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
  *   Events   [15, baseTick:uint32, volleys:bytes, hits:bytes, events:[[code, …fields]…]]
  *            one batch per snapshot interval (≤ 3 ticks), flushed early before a transfer
  *            hit: uidDelta:varint target:u8 targetId:varuint damage:varuint (hundredths)
- *            volleys: see net/volley_codec.ts (each record carries its tick − baseTick)
+ *            volleys: see net/wire/volley_codec.ts (each record carries its tick − baseTick)
+ *            event: EVENTS[name].code, then its fields in table order
  *   Pong     [16, clientTimeMs:uint32, tick:uint32]
  *   Results  [17, outcome:u8, worldId:u8, durationTicks:uint32,
  *             rows:[[id, name, damageDealt (hundredths), hitsTaken, grazes, status:u8]…]]
  *            a run ended (cleared or wiped): sent to each of its crew still in it or in the hub
  */
-import type { InputFrame, Volley } from "../../sim/mod.ts";
+import {
+  BULLET_FIELD_NAMES,
+  BULLET_FIELDS,
+  type BulletField,
+  type BulletState,
+  ESCAPE_CANCEL_REASONS,
+  type InputFrame,
+  POS_UNITS_PER_PX,
+  TELEGRAPH_SOURCES,
+  TELEGRAPH_STYLES,
+  type Volley,
+} from "../../sim/mod.ts";
+import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
 export const PROTOCOL_VERSION = 2;
@@ -98,38 +115,142 @@ export const CloseCode = {
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 
+// ---------------------------------------------------------------- records
+
+/** One input frame after its tick (the tick is implied by its place in the message). */
+export const INPUT_FRAME = {
+  /** Hundredths of full speed. */
+  moveX: { type: "i8" },
+  moveY: { type: "i8" },
+  /** 1/65536 turn. */
+  aim: { type: "u16" },
+  buttons: { type: "u8" },
+} as const satisfies Record<Exclude<keyof InputFrame, "tick">, WireField>;
+
+/** One ship in a snapshot. */
+export const PLAYER_SNAP = {
+  id: { type: "u16" },
+  x: { type: "u16", per: POS_UNITS_PER_PX },
+  y: { type: "u16", per: POS_UNITS_PER_PX },
+  /** 1/256 turn. */
+  aim: { type: "u8" },
+  hp: { type: "u8" },
+  /** PlayerFlag bits. */
+  flags: { type: "u8" },
+  /** Escape channel progress, 0–255. */
+  escape: { type: "u8" },
+} as const satisfies RecordTable;
+
+/** One trash enemy in a snapshot. */
+export const ENEMY_SNAP = {
+  id: { type: "u16" },
+  /** Its EnemyDef's id. */
+  kind: { type: "u8" },
+  x: { type: "u16", per: POS_UNITS_PER_PX },
+  y: { type: "u16", per: POS_UNITS_PER_PX },
+  /** Rounded up: a wounded enemy never reads 0. */
+  hp: { type: "u16", round: "ceil" },
+} as const satisfies RecordTable;
+
+const COLUMN_WIRE_TYPES = new Map<unknown, WireType>([
+  [Float64Array, "f64"],
+  [Float32Array, "f32"],
+  [Int32Array, "i32"],
+  [Uint32Array, "u32"],
+  [Uint8Array, "u8"],
+]);
+
 /**
- * Codes of the small events carried in an Events message. Fields follow the code;
- * BossSpawned and BossDefeated end with the tick they happened on, because the
+ * One bullet in flight, for a client arriving mid-fight: every BULLET_FIELDS entry at
+ * its array's own precision, so the joiner's copy is bit for bit the server's.
+ */
+export const BULLET_STATE: { readonly [K in BulletField]: WireField } = Object.fromEntries(
+  BULLET_FIELD_NAMES.map((
+    name,
+  ) => [name, { type: COLUMN_WIRE_TYPES.get(BULLET_FIELDS[name].array)! }]),
+) as { [K in BulletField]: WireField };
+
+// ---------------------------------------------------------------- small events
+
+/** A field of a small event: an integer range, one of some names (sent as its index), or text. */
+export type EventField =
+  | { readonly int: readonly [min: number, max: number] }
+  | { readonly oneOf: readonly string[] }
+  | { readonly text: number };
+
+/** A small event: its code on the wire and its fields in wire order. */
+export interface EventDef {
+  readonly code: number;
+  readonly fields: readonly (readonly [name: string, field: EventField])[];
+}
+
+const U8 = { int: [0, 0xff] } as const;
+const U16 = { int: [0, 0xffff] } as const;
+const U32 = { int: [0, 0xffffffff] } as const;
+const TEAM = { int: [0, 1] } as const;
+const NAME = { text: 64 } as const;
+
+/**
+ * Every small event an Events message carries. Names match the SimEvent each comes
+ * from; bossSpawned and bossDefeated add the tick they happened on, because the
  * replica consumes player shots on the stationary boss from exactly that tick.
  */
-export const EventCode = {
-  /** [code, team, tick]: every bullet of the team born up to tick is gone. */
-  BulletsCleared: 1,
-  PlayerHit: 2,
-  PlayerDied: 3,
-  PortalEntered: 4,
-  EscapeStarted: 5,
-  EscapeCancelled: 6,
-  EscapeCompleted: 7,
-  WaveStarted: 8,
-  EnemySpawned: 9,
-  EnemyKilled: 10,
-  BossSpawned: 11,
-  BossPhase: 12,
-  BossDefeated: 13,
-  PlayerJoined: 14,
-  PlayerLeft: 15,
-  /** [code, playerId, total]: the run's graze count, at most one per player per batch. */
-  Graze: 16,
-  /** [code, source (TelegraphSource), sourceId, emitter, style (TelegraphStyle), aim:u16, leadTicks, tick] */
-  Telegraph: 17,
-} as const;
+export const EVENTS = {
+  /** Every bullet of `team` born up to `tick` is gone. */
+  bulletsCleared: { code: 1, fields: [["team", TEAM], ["tick", U32]] },
+  playerHit: { code: 2, fields: [["playerId", U16], ["hp", U8]] },
+  playerDied: { code: 3, fields: [["playerId", U16]] },
+  portalEntered: { code: 4, fields: [["playerId", U16]] },
+  escapeStarted: { code: 5, fields: [["playerId", U16]] },
+  escapeCancelled: {
+    code: 6,
+    fields: [["playerId", U16], ["reason", { oneOf: ESCAPE_CANCEL_REASONS }]],
+  },
+  escapeCompleted: { code: 7, fields: [["playerId", U16]] },
+  waveStarted: { code: 8, fields: [["wave", U8]] },
+  enemySpawned: { code: 9, fields: [["enemyId", U16], ["kind", U8]] },
+  enemyKilled: { code: 10, fields: [["enemyId", U16]] },
+  bossSpawned: { code: 11, fields: [["bossId", U8], ["maxHp", U32], ["tick", U32]] },
+  bossPhase: { code: 12, fields: [["phase", U8]] },
+  bossDefeated: { code: 13, fields: [["tick", U32]] },
+  playerJoined: { code: 14, fields: [["playerId", U16], ["name", NAME]] },
+  playerLeft: { code: 15, fields: [["playerId", U16]] },
+  /** The run's graze count, at most one per player per batch. */
+  graze: { code: 16, fields: [["playerId", U16], ["total", U32]] },
+  /** An emitter warns of its next shot: `aim` in angle units, the shot `leadTicks` after `tick`. */
+  telegraph: {
+    code: 17,
+    fields: [
+      ["source", { oneOf: TELEGRAPH_SOURCES }],
+      ["sourceId", U16],
+      ["emitter", U8],
+      ["style", { oneOf: TELEGRAPH_STYLES }],
+      ["aim", U16],
+      ["leadTicks", U16],
+      ["tick", U32],
+    ],
+  },
+} as const satisfies Record<string, EventDef>;
 
-/** Who gives a telegraph. */
-export const TelegraphSource = { enemy: 0, boss: 1 } as const;
-/** Telegraph styles on the wire. */
-export const TelegraphStyle = { line: 0, flash: 1, edge: 2 } as const;
+/** The name of a small event. */
+export type EventName = keyof typeof EVENTS;
+
+type FieldValue<F> = F extends { readonly oneOf: readonly (infer S)[] } ? S
+  : F extends { readonly text: number } ? string
+  : number;
+type Payload<Fs extends EventDef["fields"]> = {
+  readonly [P in Fs[number] as P[0]]: FieldValue<P[1]>;
+};
+type Flat<T> = { [K in keyof T]: T[K] } & unknown;
+
+/** The small event named `N`, as a typed object. */
+export type NetEventOf<N extends EventName> = Flat<
+  { readonly type: N } & Payload<(typeof EVENTS)[N]["fields"]>
+>;
+/** Any small event; `switch (e.type)` narrows it. */
+export type NetEvent = { [N in EventName]: NetEventOf<N> }[EventName];
+
+// ---------------------------------------------------------------- messages
 
 /** A player's answer on the results screen. */
 export const Choice = { Hub: 0, Again: 1 } as const;
@@ -141,9 +262,6 @@ export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
 /** A player's status in a results row. */
 export const RunStatusCode = { active: 0, dead: 1, escaped: 2, portal: 3, left: 4 } as const;
-
-/** Escape cancel reasons on the wire. */
-export const EscapeCancelCode = { damage: 0, released: 1, died: 2 } as const;
 
 export interface HelloMsg {
   readonly kind: typeof ClientKind.Hello;
@@ -177,24 +295,6 @@ export interface RejectMsg {
   readonly code: number;
   readonly reason: string;
 }
-/** The state of one bullet in flight, for a client arriving mid-fight. */
-export interface BulletState {
-  readonly uid: number;
-  readonly x: number;
-  readonly y: number;
-  readonly dirX: number;
-  readonly dirY: number;
-  readonly speed: number;
-  readonly accel: number;
-  readonly turnCos: number;
-  readonly turnSin: number;
-  readonly radius: number;
-  readonly ttl: number;
-  readonly kind: number;
-  readonly team: number;
-  readonly damage: number;
-  readonly owner: number;
-}
 export interface EnterMsg {
   readonly kind: typeof ServerKind.Enter;
   readonly instanceId: string;
@@ -209,24 +309,10 @@ export interface RosterEntry {
   readonly id: number;
   readonly name: string;
 }
-export interface PlayerSnap {
-  readonly id: number;
-  readonly x: number;
-  readonly y: number;
-  /** Aim in 1/256 turn. */
-  readonly aim: number;
-  readonly hp: number;
-  readonly flags: number;
-  /** Escape channel progress, 0–255. */
-  readonly escape: number;
-}
-export interface EnemySnap {
-  readonly id: number;
-  readonly kind: number;
-  readonly x: number;
-  readonly y: number;
-  readonly hp: number;
-}
+/** One ship in a snapshot. */
+export type PlayerSnap = WireRecord<typeof PLAYER_SNAP>;
+/** One trash enemy in a snapshot. */
+export type EnemySnap = WireRecord<typeof ENEMY_SNAP>;
 export interface BossSnap {
   readonly bossId: number;
   readonly hp: number;
@@ -252,8 +338,6 @@ export interface HitRecord {
   readonly targetId: number;
   readonly damage: number;
 }
-/** A small event: its code and integer or text fields. */
-export type NetEvent = readonly [number, ...(number | string)[]];
 export interface EventsMsg {
   readonly kind: typeof ServerKind.Events;
   /** The first tick of the batch; volleys carry their own birth ticks. */

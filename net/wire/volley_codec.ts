@@ -6,29 +6,42 @@
  *              bit 6 explicit uid, bit 7 player team
  *   [uid0:u32] only with bit 6; otherwise uid0 follows the previous record's last uid
  *   layout 3 (player shot): owner:varuint x:i16 y:i16 angle:u16   spec and speed are the player's
- *   layouts 0–2: kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16 (1/4 px/s) accel:i16 (px/s²)
- *                turn:i16 (mrad/s) damage:u8 count:u8, then
+ *   layouts 0–2: VOLLEY_HEADER (kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16 (1/4 px/s)
+ *                accel:i16 (px/s²) turn:i16 (mrad/s) damage:u8), count:u8, then
  *     0 fan  (one origin):  x:i16 y:i16, count × angle:u16
  *     1 line (one heading): angle:u16, count × (x:i16 y:i16)
  *     2 full:               count × (x:i16 y:i16 angle:u16)
- * Positions are 1/8 px, angles 1/65536 turn: the server spawns on this grid, so a
- * decoded volley is bit-for-bit the one the server spawned.
+ * Positions are 1/8 px, angles 1/65536 turn, and every header number is on the sim's
+ * GRID: the server spawns on that grid, so a decoded volley is bit for bit the one
+ * the server spawned, and an off-grid number is an encoding error, never a rounding.
  */
-import { type BulletSpec, Team, type Volley } from "../../sim/mod.ts";
+import { type BulletSpec, GRID, type Grid, Team, type Volley } from "../../sim/mod.ts";
 import { PLAYER } from "../../content/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+import { readRecord, type WireField, type WireType, writeRecord } from "./fields.ts";
 
 const Layout = { Fan: 0, Line: 1, Full: 2, PlayerShot: 3 } as const;
 const EXPLICIT_UID = 0x40;
 const PLAYER_TEAM = 0x80;
 
-function exact(value: number, scale: number, what: string, range: [number, number]): number {
-  const q = Math.round(value * scale);
-  if (q / scale !== value || q < range[0] || q > range[1]) {
-    throw new CodecError(`Cannot encode ${what} ${value}: not a multiple of 1/${scale} in range`);
-  }
-  return q;
+/** A header field: exactly on its grid, in a wire type that holds the grid's range. */
+function onGrid(type: WireType, grid: Grid): WireField & { readonly grid: Grid } {
+  return { type, per: grid.per, round: "exact", grid };
 }
+
+/**
+ * The numbers every bullet of a volley shares: each field of a BulletSpec (the type
+ * check fails when BulletSpec gains a field this table does not carry) and the speed.
+ */
+export const VOLLEY_HEADER = {
+  kind: onGrid("u8", GRID.kind),
+  radiusPx: onGrid("u8", GRID.radiusPx),
+  ttlTicks: onGrid("u16", GRID.ttlTicks),
+  speedPxPerS: onGrid("u16", GRID.speedPxPerS),
+  accelPxPerS2: onGrid("i16", GRID.accelPxPerS2),
+  turnRadPerS: onGrid("i16", GRID.turnRadPerS),
+  damage: onGrid("u8", GRID.damage),
+} as const satisfies Record<keyof BulletSpec | "speedPxPerS", WireField>;
 
 function allEqual(a: readonly number[]): boolean {
   for (let i = 1; i < a.length; i++) if (a[i] !== a[0]) return false;
@@ -75,14 +88,10 @@ export function encodeVolleys(volleys: readonly Volley[], baseTick: number): Uin
       continue;
     }
     if (n < 1 || n > 255) throw new CodecError(`Cannot encode a volley of ${n} bullets`);
-    const s = v.spec;
-    w.u8(s.kind);
-    w.u8(exact(s.radiusPx, 4, "radius", [0, 255]));
-    w.u16(exact(s.ttlTicks, 1, "ttl", [0, 65535]));
-    w.u16(exact(v.speedPxPerS, 4, "speed", [0, 65535]));
-    w.i16(exact(s.accelPxPerS2, 1, "accel", [-32768, 32767]));
-    w.i16(exact(s.turnRadPerS, 1000, "turn", [-32768, 32767]));
-    w.u8(exact(s.damage, 1, "damage", [0, 255]));
+    writeRecord(w, VOLLEY_HEADER, {
+      record: { ...v.spec, speedPxPerS: v.speedPxPerS },
+      what: "volley",
+    });
     w.u8(n);
     if (layout === Layout.Fan) {
       w.i16(v.xs[0]);
@@ -136,18 +145,7 @@ export function decodeVolleys(bytes: Uint8Array, baseTick: number): Volley[] {
         angles: [angle],
       };
     } else {
-      const spec: BulletSpec = {
-        kind: r.u8(),
-        radiusPx: r.u8() / 4,
-        ttlTicks: r.u16(),
-        damage: 0,
-        accelPxPerS2: 0,
-        turnRadPerS: 0,
-      };
-      const speedPxPerS = r.u16() / 4;
-      const accel = r.i16();
-      const turn = r.i16() / 1000;
-      const damage = r.u8();
+      const { speedPxPerS, ...spec } = readRecord(r, VOLLEY_HEADER);
       const n = r.u8();
       if (n === 0) throw new CodecError("Cannot decode volleys: empty volley");
       const xs: number[] = [];
@@ -180,7 +178,7 @@ export function decodeVolleys(bytes: Uint8Array, baseTick: number): Volley[] {
         uid0,
         team,
         owner: -1,
-        spec: { ...spec, accelPxPerS2: accel, turnRadPerS: turn, damage },
+        spec,
         speedPxPerS,
         xs,
         ys,

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
-import { CloseCode, EventCode, ServerKind } from "../../net/wire/protocol.ts";
+import { CloseCode, ServerKind } from "../../net/wire/protocol.ts";
 import { LiveServer, LiveSocket } from "../net/_harness.ts";
 
 /** Waits for `cond` on real time, for real-socket tests only. */
@@ -85,7 +85,7 @@ Deno.test("a player joining the hub does not cost the others the snapshot of tha
       await watcher.next(ServerKind.Events);
       at = watcher.received.findIndex((r) =>
         r.msg.kind === ServerKind.Events &&
-        r.msg.events.some((e) => e[0] === EventCode.PlayerJoined && e[2] === name)
+        r.msg.events.some((e) => e.type === "playerJoined" && e.name === name)
       );
     }
     const batch = watcher.received[at].msg;

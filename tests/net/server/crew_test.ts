@@ -9,16 +9,8 @@ import { PLAYER, WARDEN } from "../../../content/mod.ts";
 import { TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
 import { Instance, type Peer } from "../../../net/server/instance.ts";
 import { MessageEncoder } from "../../../net/wire/codec.ts";
-import {
-  Choice,
-  EnterReason,
-  EventCode,
-  Outcome,
-  RunStatusCode,
-  TelegraphSource,
-  TelegraphStyle,
-} from "../../../net/wire/protocol.ts";
-import { Button, quantizeAngle, type WorldDef } from "../../../sim/mod.ts";
+import { Choice, EnterReason, Outcome, RunStatusCode } from "../../../net/wire/protocol.ts";
+import { Button, quantizeAngle, TELEGRAPH_STYLES, type WorldDef } from "../../../sim/mod.ts";
 import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "../_harness.ts";
 
 const toPortal: Control = (_tick, c) => {
@@ -121,7 +113,7 @@ function weakWardenRoom(): WorldDef {
     kind: "dungeon",
     name: "Test Room",
     arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 300 }] },
-    player: { ...PLAYER, maxHp: 1000 },
+    player: { ...PLAYER, maxHp: 255 }, // the most HP a snapshot carries (u8)
     waves: [],
     waveDelayTicks: 1,
     boss: { ...WARDEN, baseHp: 40 },
@@ -169,17 +161,18 @@ Deno.test("telegraphs reach clients as events with their source, aim, lead and t
   using h = new NetHarness();
   const charge = toPortalThenCharge(h);
   const c = h.connect("Gus", { control: charge });
-  h.runUntil(() => c.events.some((e) => e.value.event[0] === EventCode.Telegraph), {
+  h.runUntil(() => c.events.some((e) => e.value.event.type === "telegraph"), {
     maxMs: 30_000,
     what: "a telegraph",
   });
-  const t = c.events.find((e) => e.value.event[0] === EventCode.Telegraph)!.value.event;
-  const [, source, sourceId, emitter, style, aim, leadTicks, tick] = t;
-  assert.equal(source, TelegraphSource.enemy);
-  assert.ok((sourceId as number) > 0);
-  assert.equal(emitter, 0);
-  assert.ok(Object.values(TelegraphStyle).includes(style as 0 | 1 | 2));
-  assert.ok((aim as number) >= 0 && (aim as number) < 65536);
-  assert.ok((leadTicks as number) > 0);
-  assert.ok((tick as number) > 0);
+  const t = c.events.find((e) => e.value.event.type === "telegraph")!.value.event;
+  assert.equal(t.type, "telegraph");
+  if (t.type !== "telegraph") return;
+  assert.equal(t.source, "enemy");
+  assert.ok(t.sourceId > 0);
+  assert.equal(t.emitter, 0);
+  assert.ok(TELEGRAPH_STYLES.includes(t.style));
+  assert.ok(t.aim >= 0 && t.aim < 65536);
+  assert.ok(t.leadTicks > 0);
+  assert.ok(t.tick > 0);
 });

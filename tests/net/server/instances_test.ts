@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
 import { PLAYER } from "../../../content/mod.ts";
-import { CloseCode, EnterReason, EventCode } from "../../../net/wire/protocol.ts";
+import { CloseCode, EnterReason, type EventName } from "../../../net/wire/protocol.ts";
 import { Button } from "../../../sim/mod.ts";
 import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "../_harness.ts";
 
@@ -37,11 +37,12 @@ function instanceIds(h: NetHarness): string[] {
   return [...h.server.instances.keys()].sort();
 }
 
-/** The small events of `code` about `c` itself that `c` received. */
-function ownEvents(c: SimClient, code: number) {
-  return c.events.filter((e) =>
-    e.value.event[0] === code && e.value.event[1] === c.runtime.playerId
-  );
+/** The small events of `type` about `c` itself that `c` received. */
+function ownEvents(c: SimClient, type: EventName) {
+  return c.events.filter((e) => {
+    const event = e.value.event;
+    return event.type === type && "playerId" in event && event.playerId === c.runtime.playerId;
+  });
 }
 
 Deno.test("four players through the portal share a dungeon; a fifth gets a new one", () => {
@@ -92,11 +93,11 @@ Deno.test("holding Escape for 3 s in a dungeon sends the player to the hub and t
   // The client hears how its stay ended, then is told where it is now.
   assert.equal(c.runtime.instanceId, "hub");
   assert.deepEqual(reasons(c), [EnterReason.Join, EnterReason.Portal, EnterReason.Escape]);
-  const [started] = ownEvents(c, EventCode.EscapeStarted);
-  const [completed] = ownEvents(c, EventCode.EscapeCompleted);
+  const [started] = ownEvents(c, "escapeStarted");
+  const [completed] = ownEvents(c, "escapeCompleted");
   assert.ok(started && completed, "the client heard the channel start and complete");
   assert.ok(completed.seq < c.enters[2].seq, "EscapeCompleted arrives before the Enter");
-  assert.equal(ownEvents(c, EventCode.EscapeCancelled).length, 0);
+  assert.equal(ownEvents(c, "escapeCancelled").length, 0);
 
   // Destroyed on the very tick the last player left, with nothing left scheduled.
   assert.equal(h.server.instances.has(dungeon.id), false);
@@ -134,7 +135,7 @@ Deno.test("a dead player returns to the hub after deathReturnTicks", () => {
   assert.equal(back.value.reason, EnterReason.Death);
   assert.equal(back.value.instanceId, "hub");
   assert.equal(back.serverTicks - diedAt, TRANSFER_DELAYS.deathReturnTicks);
-  const [died] = ownEvents(c, EventCode.PlayerDied);
+  const [died] = ownEvents(c, "playerDied");
   assert.ok(died && died.seq < back.seq, "the client heard of its death before the Enter");
   assert.equal(h.server.instances.has(dungeon.id), false);
   assert.equal(h.clock.pending, SCHEDULER_TIMERS);

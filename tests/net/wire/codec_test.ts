@@ -16,7 +16,6 @@ import {
   ClientKind,
   type ClientMessage,
   EnterReason,
-  EventCode,
   Outcome,
   RunStatusCode,
   ServerKind,
@@ -172,7 +171,12 @@ Deno.test("events round-trip fan, line, scattered and player-shot volleys bit fo
     tick: 10,
     volleys,
     hits: [{ uid: 42, target: 2, targetId: 0, damage: 1.25 }],
-    events: [[EventCode.PlayerHit, 3, 4], [EventCode.PlayerJoined, 5, "Zoë"]],
+    events: [
+      { type: "playerHit", playerId: 3, hp: 4 },
+      { type: "playerJoined", playerId: 5, name: "Zoë" },
+      { type: "escapeCancelled", playerId: 5, reason: "died" },
+      { type: "bossSpawned", bossId: 0, maxHp: 1300, tick: 9 },
+    ],
   };
   const back = serverRoundTrip(msg);
   assert.equal(back.kind, ServerKind.Events);
@@ -303,4 +307,55 @@ Deno.test("the server-message decoder refuses a truncated volley record", () => 
   assert.equal(good.kind, ServerKind.Events);
   const raw = [ServerKind.Events, 1, new Uint8Array([0x40, 1, 0, 0, 0, 1]), new Uint8Array(0), []];
   assert.throws(() => decodeServerMessage(dec(), cbor.encode(raw)), /truncated/);
+});
+
+Deno.test("small events decode to typed objects and refuse a wrong shape, range or name", () => {
+  const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
+  const events = (list: unknown[]) =>
+    cbor.encode([ServerKind.Events, 1, new Uint8Array(0), new Uint8Array(0), list]);
+  const good = decodeServerMessage(dec(), events([[6, 3, 1], [11, 0, 400, 77]]));
+  assert.equal(good.kind, ServerKind.Events);
+  if (good.kind === ServerKind.Events) {
+    assert.deepEqual(good.events, [
+      { type: "escapeCancelled", playerId: 3, reason: "released" },
+      { type: "bossSpawned", bossId: 0, maxHp: 400, tick: 77 },
+    ]);
+  }
+  const cases: [string, unknown[], RegExp][] = [
+    ["unknown code", [99, 1], /unknown code 99/],
+    ["missing field", [2, 3], /playerHit: 2 items, expected 3/],
+    ["extra field", [3, 3, 4], /playerDied: 3 items, expected 2/],
+    ["hp out of range", [2, 3, 256], /playerHit hp: 256 is outside/],
+    ["reason out of range", [6, 3, 3], /escapeCancelled reason/],
+    ["name not text", [14, 3, 5], /playerJoined name: expected text/],
+    ["id not integer", [3, 1.5], /playerDied playerId: expected an integer/],
+  ];
+  for (const [what, event, pattern] of cases) {
+    assert.throws(() => decodeServerMessage(dec(), events([event])), pattern, what);
+  }
+  assert.throws(
+    () =>
+      encodeServerMessage(enc, {
+        kind: ServerKind.Events,
+        tick: 1,
+        volleys: [],
+        hits: [],
+        events: [{ type: "playerHit", playerId: 1, hp: -1 }],
+      }),
+    /Cannot encode playerHit hp: -1 is not an integer in \[0, 255\]/,
+  );
+});
+
+Deno.test("a snapshot field that cannot hold its value is an encoding error, not a wrap", () => {
+  const msg: ServerMessage = {
+    kind: ServerKind.Snapshot,
+    tick: 1,
+    ackTick: 0,
+    stage: 1,
+    wave: 0,
+    players: [{ id: 1, x: 9000, y: 10, aim: 0, hp: 5, flags: 1, escape: 0 }],
+    enemies: [],
+    boss: null,
+  };
+  assert.throws(() => encodeServerMessage(enc, msg), /snapshot player x: 9000 is outside the u16/);
 });
