@@ -6,11 +6,14 @@ import { GameServer, loadConfig, type Logger, realClock } from "./net/server/mod
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
 
+/** Events that mean a bug: written at every log level. */
+const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error"]);
+
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
   const quiet = minLevel === "warn" || minLevel === "error";
   return (event, fields) => {
-    if (quiet && event !== "handler_error") return;
+    if (quiet && !ERROR_EVENTS.has(event)) return;
     console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }));
   };
 }

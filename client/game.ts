@@ -284,6 +284,9 @@ export class Game {
       case EnterReason.Cleared:
         toast("Dungeon cleared — welcome back, hero", "good");
         break;
+      case EnterReason.Evacuated:
+        toast("That world hit a server error and was closed — you are safe in the hub");
+        break;
     }
   }
 

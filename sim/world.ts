@@ -422,6 +422,9 @@ export class SimWorld {
 
   #resolvePlayerShots(): void {
     const pool = this.bullets;
+    // Every shot touching the boss this tick dies on it, the ones after the killing shot
+    // too: which come after depends on slot order, which replicas do not share.
+    const bossUp = this.stage === "boss";
     for (let i = pool.count - 1; i >= 0; i--) {
       if (pool.team[i] !== Team.Player) continue;
       const x = pool.x[i];
@@ -430,8 +433,8 @@ export class SimWorld {
       const damage = pool.damage[i];
       const shooter = this.stats.get(pool.owner[i]);
       const boss = this.boss;
-      if (boss && this.stage === "boss" && overlaps(x, y, r, boss.def)) {
-        const dealt = this.#damageBoss(boss, damage);
+      if (boss && bossUp && overlaps(x, y, r, boss.def)) {
+        const dealt = boss.hp > 0 ? this.#damageBoss(boss, damage) : 0;
         if (shooter) shooter.damageDealt += dealt;
         this.#emit({
           type: "bulletHit",

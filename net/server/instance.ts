@@ -99,6 +99,11 @@ export class Instance {
     return this.#members.has(playerId);
   }
 
+  /** The peers inside, in the order they joined. */
+  get peers(): Peer[] {
+    return [...this.#members.values()].map((m) => m.peer);
+  }
+
   /** Puts a peer's ship in the world and tells it where it is. */
   join(peer: Peer, reason: EnterReason): void {
     // Bullets born so far travel in the Enter message; the batch must not repeat them.

@@ -26,6 +26,12 @@ export function renderMetrics(server: GameServer): string {
     "",
     c.instancesDestroyed,
   ]]);
+  metric(
+    "bh_instances_failed_total",
+    "counter",
+    "Instances closed because they threw (their players went to the hub).",
+    [['{kind="hub"}', c.instancesFailed.hub], ['{kind="dungeon"}', c.instancesFailed.dungeon]],
+  );
   const buckets: [string, number][] = TICK_MS_BUCKETS.map((b, i) => [
     `_bucket{le="${b / 1000}"}`,
     c.tickMsBuckets[i],
@@ -40,6 +46,10 @@ export function renderMetrics(server: GameServer): string {
   metric("bh_ticks_dropped_total", "counter", "Ticks skipped after falling behind.", [[
     "",
     server.scheduler.stats.ticksDropped,
+  ]]);
+  metric("bh_tick_errors_total", "counter", "Ticks whose step threw outside any instance.", [[
+    "",
+    server.scheduler.stats.stepErrors,
   ]]);
   metric("bh_bytes_in_total", "counter", "Bytes received from clients.", [["", c.bytesIn]]);
   metric("bh_bytes_out_total", "counter", "Bytes sent to clients.", [["", c.bytesOut]]);
@@ -71,6 +81,7 @@ export function health(server: GameServer): { ok: boolean; [k: string]: unknown 
     ticks: server.scheduler.stats.ticks,
     ticksLate: server.scheduler.stats.ticksLate,
     instances: server.instances.size,
+    instancesFailed: server.counters.instancesFailed.hub + server.counters.instancesFailed.dungeon,
     players: server.playerCount,
     connections: server.connections.size,
     accepting: server.accepting,

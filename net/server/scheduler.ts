@@ -28,6 +28,8 @@ export interface SchedulerStats {
   ticksLate: number;
   /** Ticks skipped because the loop fell too far behind. */
   ticksDropped: number;
+  /** Steps that threw (the loop went on). */
+  stepErrors: number;
 }
 
 /** Wake this long before a tick's target: timers fire late, rarely early. */
@@ -38,15 +40,28 @@ export class FixedStepScheduler {
   readonly #clock: Clock;
   readonly #step: (tick: number) => void;
   readonly #maxCatchUp: number;
+  readonly #onError: (err: unknown) => void;
   #timer: number | undefined;
   #nextAt = 0;
   #tick = 0;
-  readonly stats: SchedulerStats = { ticks: 0, ticksLate: 0, ticksDropped: 0 };
+  readonly stats: SchedulerStats = { ticks: 0, ticksLate: 0, ticksDropped: 0, stepErrors: 0 };
 
-  constructor(clock: Clock, opts: { step: (tick: number) => void; maxCatchUpTicks: number }) {
+  constructor(
+    clock: Clock,
+    opts: {
+      step: (tick: number) => void;
+      maxCatchUpTicks: number;
+      /** Hears an error thrown by `step`; the loop goes on (default: rethrown on a microtask). */
+      onError?: (err: unknown) => void;
+    },
+  ) {
     this.#clock = clock;
     this.#step = opts.step;
     this.#maxCatchUp = opts.maxCatchUpTicks;
+    this.#onError = opts.onError ?? ((err) =>
+      queueMicrotask(() => {
+        throw err;
+      }));
   }
 
   get running(): boolean {
@@ -74,7 +89,13 @@ export class FixedStepScheduler {
     let now = this.#clock.now();
     while (now >= this.#nextAt - WAKE_EARLY_MS && ran < this.#maxCatchUp) {
       if (now - this.#nextAt > TICK_MS) this.stats.ticksLate++;
-      this.#step(this.#tick++);
+      try {
+        this.#step(this.#tick++);
+      } catch (err) {
+        // A step that throws costs that tick, never the loop: the timer is re-armed below.
+        this.stats.stepErrors++;
+        this.#onError(err);
+      }
       this.stats.ticks++;
       this.#nextAt += TICK_MS;
       ran++;

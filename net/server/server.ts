@@ -5,6 +5,7 @@
  */
 import { DUNGEON, HUB, WorldId } from "../../content/mod.ts";
 import { CREW_OFFER_MS, LIMITS, MAX_CATCHUP_TICKS } from "../../content/net_tuning.ts";
+import type { WorldDef } from "../../sim/mod.ts";
 import { type InputVerdict, Rng } from "../../sim/mod.ts";
 import {
   CodecError,
@@ -45,6 +46,8 @@ export interface ServerCounters {
   closes: Record<string, number>;
   instancesCreated: number;
   instancesDestroyed: number;
+  /** Instances closed because they threw, by kind. */
+  instancesFailed: { hub: number; dungeon: number };
   /** Tick duration histogram: counts of ticks at or under each bound, in ms. */
   tickMsBuckets: number[];
   tickMsSum: number;
@@ -61,6 +64,11 @@ export interface ServerOptions {
   readonly seed?: number;
   readonly limits?: Partial<ServerLimits>;
   readonly log?: Logger;
+  /**
+   * The world a new instance runs (default: the content's HUB and DUNGEON). Tests use it
+   * to break one instance among healthy ones.
+   */
+  readonly worldDef?: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
 }
 
 const NAME_PATTERN = /^[\p{L}\p{N} _.\-]+$/u;
@@ -185,8 +193,8 @@ export class Connection implements Peer {
       this.#handle(msg);
     } catch (err) {
       // A bug must not take the process down; this client alone pays for it.
-      server.log("handler_error", { conn: this.id, error: String(err) });
-      this.close(CloseCode.BadMessage, "message could not be handled");
+      server.log("handler_error", { conn: this.id, error: errorText(err) });
+      this.close(CloseCode.ServerError, "the server could not handle a message");
     }
   }
 
@@ -278,7 +286,6 @@ export class GameServer {
   readonly encoder = new MessageEncoder();
   readonly instances = new Map<string, Instance>();
   readonly connections = new Set<Connection>();
-  readonly hub: Instance;
   readonly counters: ServerCounters;
   readonly scheduler: FixedStepScheduler;
   readonly #rng: Rng;
@@ -286,6 +293,8 @@ export class GameServer {
   readonly #players = new Map<number, Connection>();
   readonly #perIp = new Map<string, number>();
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
+  readonly #worldDef: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
+  #hub: Instance;
   #nextConnId = 1;
   #nextPlayerId = 1;
   #nextDungeon = 1;
@@ -296,6 +305,7 @@ export class GameServer {
     this.limits = { ...LIMITS, ...opts.limits };
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
+    this.#worldDef = opts.worldDef ?? ((kind) => kind === "hub" ? HUB : DUNGEON);
     this.counters = {
       connectionsOpened: 0,
       bytesIn: 0,
@@ -306,16 +316,23 @@ export class GameServer {
       closes: {},
       instancesCreated: 0,
       instancesDestroyed: 0,
+      instancesFailed: { hub: 0, dungeon: 0 },
       tickMsBuckets: TICK_MS_BUCKETS.map(() => 0),
       tickMsSum: 0,
       tickMsCount: 0,
       lastTickAtMs: 0,
     };
-    this.hub = this.#createInstance("hub");
+    this.#hub = this.#createInstance("hub");
     this.scheduler = new FixedStepScheduler(this.clock, {
       step: () => this.tick(),
       maxCatchUpTicks: MAX_CATCHUP_TICKS,
+      onError: (err) => this.log("tick_error", { error: errorText(err) }),
     });
+  }
+
+  /** The hub: where every player starts and returns (replaced if it ever fails). */
+  get hub(): Instance {
+    return this.#hub;
   }
 
   log(event: string, fields: Record<string, unknown>): void {
@@ -402,10 +419,7 @@ export class GameServer {
     }
     const instance = conn.instance;
     conn.instance = undefined;
-    if (instance) {
-      instance.leave(conn.playerId);
-      this.#destroyIfEmpty(instance);
-    }
+    if (instance) this.#leave(instance, conn.playerId);
     this.log("disconnect", { conn: conn.id, player: conn.playerId, code, reason });
   }
 
@@ -414,12 +428,24 @@ export class GameServer {
     this.counters.closes[code] = (this.counters.closes[code] ?? 0) + 1;
   }
 
-  /** Runs one tick of every instance and carries out the transfers they decide. */
+  /**
+   * Runs one tick of every instance and carries out the transfers they decide. An
+   * instance that throws is closed on its own; the others tick on.
+   */
   tick(): void {
     const started = this.clock.now();
     for (const instance of [...this.instances.values()]) {
-      for (const order of instance.step()) this.#transfer(instance, order);
-      const results = instance.takeResults();
+      if (this.instances.get(instance.id) !== instance) continue; // closed earlier this tick
+      let orders: TransferOrder[];
+      let results: ResultsMsg | undefined;
+      try {
+        orders = instance.step();
+        results = instance.takeResults();
+      } catch (err) {
+        this.#fail(instance, { during: "step", err });
+        continue;
+      }
+      for (const order of orders) this.#transfer(instance, order);
       if (results) this.#offerResults(instance, results);
     }
     this.crews.prune(started);
@@ -482,19 +508,68 @@ export class GameServer {
     this.#move(conn, target, EnterReason.Retry);
   }
 
+  /** Moves a player from wherever it is to `target`. */
   #move(conn: Connection, target: Instance, reason: EnterReason): void {
     const from = conn.instance;
     this.log("transfer", { player: conn.playerId, from: from?.id, to: target.id, reason });
-    if (from) {
-      from.leave(conn.playerId);
-      this.#destroyIfEmpty(from);
-    }
+    conn.instance = undefined;
+    if (from) this.#leave(from, conn.playerId);
     this.#moveTo(conn, target, reason);
   }
 
-  #moveTo(conn: Connection, target: Instance, reason: EnterReason): void {
-    conn.instance = target;
-    target.join(conn, reason);
+  /** Takes a player out of an instance, closing the instance if that throws or empties it. */
+  #leave(instance: Instance, playerId: number): void {
+    try {
+      instance.leave(playerId);
+    } catch (err) {
+      this.#fail(instance, { during: "leave", err });
+      return;
+    }
+    this.#destroyIfEmpty(instance);
+  }
+
+  /**
+   * Puts a player in `target`. If the join throws, `target` is closed and the player
+   * goes to the hub instead (a fresh one if the hub itself failed); a player no hub
+   * can take is closed with ServerError.
+   */
+  #moveTo(conn: Connection, target: Instance, reason: EnterReason, attempt = 0): void {
+    try {
+      target.join(conn, reason);
+      conn.instance = target;
+    } catch (err) {
+      this.#fail(target, { during: "join", err });
+      if (attempt >= 1) {
+        conn.close(CloseCode.ServerError, "the server could not place you in a world");
+        return;
+      }
+      this.#moveTo(conn, this.#hub, EnterReason.Evacuated, attempt + 1);
+    }
+  }
+
+  /**
+   * Closes an instance that threw: logs it with its id, counts it, and sends every
+   * player inside to the hub with reason Evacuated. A failed hub is replaced first.
+   */
+  #fail(instance: Instance, opts: { during: string; err: unknown }): void {
+    if (this.instances.get(instance.id) !== instance) return;
+    this.instances.delete(instance.id);
+    this.counters.instancesFailed[instance.kind]++;
+    this.counters.instancesDestroyed++;
+    this.log("instance_failed", {
+      instance: instance.id,
+      during: opts.during,
+      tick: instance.world.tick,
+      players: instance.size,
+      error: errorText(opts.err),
+    });
+    if (instance === this.#hub) this.#hub = this.#createInstance("hub");
+    for (const peer of instance.peers) {
+      const conn = this.#players.get(peer.playerId);
+      if (!conn || conn.instance !== instance) continue;
+      conn.instance = undefined;
+      this.#moveTo(conn, this.#hub, EnterReason.Evacuated);
+    }
   }
 
   /** The newest dungeon that still takes players, or a new one. */
@@ -515,7 +590,7 @@ export class GameServer {
     const id = kind === "hub" ? "hub" : `dungeon-${this.#nextDungeon++}`;
     const instance = new Instance(id, {
       worldId: kind === "hub" ? WorldId.Hub : WorldId.Dungeon,
-      def: kind === "hub" ? HUB : DUNGEON,
+      def: this.#worldDef(kind, id),
       seed: Math.floor(this.#rng.next() * 0xffffffff),
       encoder: this.encoder,
     });
@@ -526,7 +601,7 @@ export class GameServer {
   }
 
   #destroyIfEmpty(instance: Instance): void {
-    if (instance === this.hub || instance.size > 0) return;
+    if (instance === this.#hub || instance.size > 0) return;
     this.instances.delete(instance.id);
     this.counters.instancesDestroyed++;
     this.log("instance_destroy", { instance: instance.id, ticks: instance.world.tick });
@@ -541,4 +616,9 @@ export class GameServer {
   tickAgeMs(): number {
     return this.counters.lastTickAtMs === 0 ? 0 : this.clock.now() - this.counters.lastTickAtMs;
   }
+}
+
+/** An error's stack (or text) for a log line. */
+function errorText(err: unknown): string {
+  return err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
 }

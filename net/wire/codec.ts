@@ -14,7 +14,7 @@ import {
   ClientKind,
   type ClientMessage,
   ENEMY_SNAP,
-  type EnterReason,
+  EnterReason,
   type EventDef,
   type EventField,
   type EventName,
@@ -33,6 +33,7 @@ import { INPUT_FRAMES_PER_MESSAGE, LIMITS } from "../../content/net_tuning.ts";
 
 export { CodecError } from "./bytes.ts";
 
+const MAX_ENTER_REASON = Math.max(...Object.values(EnterReason));
 const ENCODER_OPTIONS = { useRecords: false, tagUint8Array: false, variableMapSize: true };
 const MAX_UINT32 = 0xffffffff;
 const FRAME_BYTES = recordBytes(INPUT_FRAME);
@@ -406,7 +407,7 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         instanceId: text(raw[1], "instance id", 64),
         worldId: int(raw[2], "world id", 0, 255),
         tick: int(raw[3], "enter tick", 0, MAX_UINT32),
-        reason: int(raw[4], "enter reason", 0, 6) as EnterReason,
+        reason: int(raw[4], "enter reason", 0, MAX_ENTER_REASON) as EnterReason,
         roster,
         stage: int(raw[6], "stage", 0, 3),
         bullets: unpackRecords(BULLET_STATE, {

@@ -51,7 +51,7 @@ import {
 import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
 /** Kinds of client → server messages. */
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;
@@ -83,6 +83,10 @@ export const EnterReason = {
   Retry: 5,
   /** "Back to hub" from the results screen. */
   Return: 6,
+  /** Back in the same instance after a dropped connection (session resume). */
+  Resume: 7,
+  /** The instance it was in failed on the server and was closed: safe in the hub. */
+  Evacuated: 8,
 } as const;
 export type EnterReason = (typeof EnterReason)[keyof typeof EnterReason];
 
@@ -112,6 +116,8 @@ export const CloseCode = {
   TooManyFromIp: 4008,
   ServerRestarting: 4009,
   Replaced: 4010,
+  /** The server hit a bug handling this client's message (WebSocket's "internal error"). */
+  ServerError: 1011,
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 

@@ -29,6 +29,7 @@ import {
   GameServer,
   type Logger,
   type ServerLimits,
+  type ServerOptions,
 } from "../../net/server/server.ts";
 import type { Transport } from "../../net/server/transport.ts";
 import { createApp } from "../../routes/app.ts";
@@ -37,6 +38,13 @@ import { LinkPipe, LinkSim, type LinkSpec, linkSpec, parseLinkSpec } from "../..
 
 /** Standing still, aiming up, no buttons. */
 export const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+
+/** Walks to the hub's portal while in the hub; stands still anywhere else. */
+export const toPortal: Control = (_tick, c) => {
+  const portal = c.runtime.world?.portal;
+  const me = c.runtime.selfView();
+  return portal && me ? steerTo(me, portal) : IDLE;
+};
 
 /** Pump granularity: a few ms, well under a 16.7 ms tick. */
 export const STEP_MS = 2;
@@ -235,6 +243,8 @@ export interface HarnessOptions {
   readonly limits?: Partial<ServerLimits>;
   /** Arm the scheduler (default true). */
   readonly start?: boolean;
+  readonly log?: Logger;
+  readonly worldDef?: ServerOptions["worldDef"];
 }
 
 /** A GameServer on a ManualClock with simulated clients, pumped by hand. */
@@ -251,7 +261,13 @@ export class NetHarness {
   constructor(opts: HarnessOptions = {}) {
     this.#seed = opts.seed ?? 1;
     this.#link = opts.link ?? {};
-    this.server = new GameServer({ clock: this.clock, seed: this.#seed, limits: opts.limits });
+    this.server = new GameServer({
+      clock: this.clock,
+      seed: this.#seed,
+      limits: opts.limits,
+      log: opts.log,
+      worldDef: opts.worldDef,
+    });
     if (opts.start ?? true) this.server.start();
   }
 
@@ -475,6 +491,7 @@ export interface LiveServerOptions {
   readonly linkSim?: LinkSpec;
   readonly log?: Logger;
   readonly seed?: number;
+  readonly worldDef?: ServerOptions["worldDef"];
 }
 
 /** A game server on the real clock behind the real app on a free port; `await using` shuts both down. */
@@ -489,6 +506,7 @@ export class LiveServer implements AsyncDisposable {
       seed: opts.seed ?? 1,
       limits: opts.limits,
       log: opts.log,
+      worldDef: opts.worldDef,
     });
     this.server.start();
     const app = createApp(this.server, {

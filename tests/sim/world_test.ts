@@ -346,6 +346,77 @@ Deno.test("the Warden's defeat clears enemy bullets and the stage", () => {
   }
 });
 
+/** A bullet of `team` at (x, y), motionless and long-lived, with uid `uid`. */
+function placeBullet(world: SimWorld, opts: { team: number; x: number; y: number; uid: number }) {
+  spawnVolley(world.bullets, {
+    birthTick: world.tick,
+    uid0: opts.uid,
+    team: opts.team,
+    owner: opts.team === Team.Player ? 1 : -1,
+    spec: { ...(opts.team === Team.Player ? PLAYER.shot : ORB), ttlTicks: 100_000 },
+    speedPxPerS: 0,
+    xs: [quantizePos(opts.x)],
+    ys: [quantizePos(opts.y)],
+    angles: [0],
+  });
+}
+
+function uidsOf(world: SimWorld, team: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < world.bullets.count; i++) {
+    if (world.bullets.team[i] === team) out.push(world.bullets.uid[i]);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+Deno.test("on the tick the Warden dies, the killing shot alone is removed and other shots fly on", () => {
+  const { world, gunner } = wardenRoom(1);
+  while (world.stage !== "boss") world.step(allPress(world));
+  const boss = world.boss!;
+  boss.phase = WARDEN.phases.length - 1;
+  boss.foldTicks = 0;
+  boss.hp = 1;
+  gunner.x = 100; // out of every line of fire; it holds its own fire too
+  world.bullets.clearTeam(Team.Enemy);
+  world.bullets.clearTeam(Team.Player);
+  // Enemy bullets below and above the killing shot: the clear reshuffles the slots under it.
+  placeBullet(world, { team: Team.Enemy, x: 300, y: 600, uid: 10 });
+  placeBullet(world, { team: Team.Player, x: 1000, y: 800, uid: 11 });
+  placeBullet(world, { team: Team.Player, x: 200, y: 800, uid: 12 });
+  placeBullet(world, { team: Team.Player, x: WARDEN.x, y: WARDEN.y, uid: 13 });
+  placeBullet(world, { team: Team.Enemy, x: 900, y: 600, uid: 14 });
+  placeBullet(world, { team: Team.Enemy, x: 500, y: 600, uid: 15 });
+
+  const events = world.step(allPress(world));
+  const kill = ofType(events, "bulletHit").filter((e) => e.target === HitTarget.Boss);
+  assert.deepEqual(kill.map((e) => e.uid), [13], "the shot on the boss struck it");
+  assert.equal(ofType(events, "bossDefeated").length, 1);
+  assert.deepEqual(uidsOf(world, Team.Player), [11, 12], "the other two shots fly on");
+  assert.deepEqual(uidsOf(world, Team.Enemy), [], "every enemy bullet was cleared");
+});
+
+Deno.test("every shot touching the Warden on its death tick dies on it, whatever its slot", () => {
+  const { world, gunner } = wardenRoom(1);
+  while (world.stage !== "boss") world.step(allPress(world));
+  const boss = world.boss!;
+  boss.phase = WARDEN.phases.length - 1;
+  boss.foldTicks = 0;
+  boss.hp = 1;
+  gunner.x = 100;
+  world.bullets.clearTeam(Team.Enemy);
+  world.bullets.clearTeam(Team.Player);
+  // Slots are walked from the top: 22 kills, 20 and 21 come after it in the walk.
+  for (const uid of [20, 21, 22]) {
+    placeBullet(world, { team: Team.Player, x: WARDEN.x + uid - 21, y: WARDEN.y, uid });
+  }
+  placeBullet(world, { team: Team.Player, x: 1000, y: 800, uid: 23 });
+  const events = world.step(allPress(world));
+  const onBoss = ofType(events, "bulletHit").filter((e) => e.target === HitTarget.Boss);
+  assert.deepEqual(onBoss.map((e) => [e.uid, e.damage]), [[22, 1], [21, 0], [20, 0]]);
+  assert.equal(ofType(events, "bossDefeated").length, 1, "it falls once");
+  assert.deepEqual(uidsOf(world, Team.Player), [23]);
+});
+
 Deno.test("boss HP is 400 × (1 + 0.75 × (players − 1))", () => {
   for (const [players, expected] of [[1, 400], [2, 700], [3, 1000], [4, 1300]]) {
     const world = new SimWorld(testWorld({ boss: WARDEN, waveDelayTicks: 5 }), { seed: 1 });

@@ -4,12 +4,25 @@
  * screen are no longer the bullets that can kill you.
  */
 import assert from "node:assert/strict";
-import { DUNGEON } from "../../../content/mod.ts";
-import { type BulletPool, type InputFrame, SimWorld, type WorldDef } from "../../../sim/mod.ts";
+import { DUNGEON, ORB, PLAYER } from "../../../content/mod.ts";
+import {
+  type BulletPool,
+  type InputFrame,
+  quantizePos,
+  SimWorld,
+  Team,
+  type Volley,
+  type WorldDef,
+} from "../../../sim/mod.ts";
 import { think, viewOfWorld } from "../../../sim/pilot.ts";
 import { BulletReplica } from "../../../net/client/replica.ts";
 import { Instance, type Peer } from "../../../net/server/instance.ts";
-import { decodeServerMessage, MessageDecoder, MessageEncoder } from "../../../net/wire/codec.ts";
+import {
+  decodeServerMessage,
+  encodeServerMessage,
+  MessageDecoder,
+  MessageEncoder,
+} from "../../../net/wire/codec.ts";
 import { ServerKind } from "../../../net/wire/protocol.ts";
 import { TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
 
@@ -85,10 +98,14 @@ class RecordingPeer implements Peer {
 }
 
 /** Runs a boss fight in a real Instance and replays its wire bytes into a replica `delay` ticks late. */
-function fightThroughWire(delayTicks: number) {
+function fightThroughWire(
+  delayTicks: number,
+  opts: { def?: WorldDef; untilCleared?: boolean } = {},
+) {
+  const def = opts.def ?? BOSS_ROOM;
   const instance = new Instance("parity", {
     worldId: 1,
-    def: BOSS_ROOM,
+    def,
     seed: 11,
     encoder: new MessageEncoder(),
   });
@@ -103,9 +120,15 @@ function fightThroughWire(delayTicks: number) {
   const firstSeen = new Map<number, number>();
   let worst = 0;
   let peak = 0;
-  for (let t = 0; t < FIGHT_TICKS; t++) {
+  let clearedAt = -1;
+  for (let t = 0; t < (opts.untilCleared ? 20_000 : FIGHT_TICKS); t++) {
     const world = instance.world;
     const tick = world.tick;
+    if (world.stage === "cleared") {
+      if (clearedAt < 0) clearedAt = tick;
+      // Compared on the batches after the fall, then done.
+      if (tick > clearedAt + 4 * TICKS_PER_SNAPSHOT) break;
+    }
     for (const [id, frame] of pilots(world)) instance.offerInput(id, frame);
     instance.step();
     for (; delivered < watcher.sent.length; delivered++) {
@@ -114,7 +137,7 @@ function fightThroughWire(delayTicks: number) {
     while (inbox.length > 0 && inbox[0].deliverAt <= tick) {
       const msg = decodeServerMessage(decoder, inbox.shift()!.bytes);
       if (msg.kind === ServerKind.Enter) {
-        replica = new BulletReplica(BOSS_ROOM.arena, { tick: msg.tick - 1, bullets: msg.bullets });
+        replica = new BulletReplica(def.arena, { tick: msg.tick - 1, bullets: msg.bullets });
       } else if (msg.kind === ServerKind.Events && replica) {
         replica.advanceTo(tick);
         replica.applyEvents(msg);
@@ -125,9 +148,27 @@ function fightThroughWire(delayTicks: number) {
     peak = Math.max(peak, world.bullets.count);
     if (delayTicks === 0) {
       // Events leave in one batch per snapshot interval: compare right after each batch.
-      if (tick % TICKS_PER_SNAPSHOT === 0) {
+      if (tick % TICKS_PER_SNAPSHOT !== 0) continue;
+      if (clearedAt < 0) {
         worst = Math.max(worst, compare(world.bullets, replica.pool, { tolerancePx: 1, tick }));
+        continue;
       }
+      // After the fall: the replica kept retiring player shots on the boss until it heard of
+      // it (a batch later), so it may miss a few of those; it must hold nothing else extra.
+      const inServer = new Set(
+        Array.from({ length: world.bullets.count }, (_, i) => world.bullets.uid[i]),
+      );
+      for (let j = 0; j < replica.pool.count; j++) {
+        assert.ok(
+          inServer.has(replica.pool.uid[j]),
+          `replica keeps ${replica.pool.uid[j]} after the fall`,
+        );
+      }
+      assert.equal(
+        countTeam(world.bullets, Team.Enemy),
+        0,
+        "the server cleared every enemy bullet",
+      );
       continue;
     }
     // Late by `delayTicks`: every server bullet old enough to have been announced is in the
@@ -158,7 +199,18 @@ function fightThroughWire(delayTicks: number) {
       assert.ok(err <= 1, `bullet ${uid} off by ${err} px on tick ${tick}`);
     }
   }
-  return { worst, peak, stage: instance.world.stage };
+  return {
+    worst,
+    peak,
+    stage: instance.world.stage,
+    enemyLeft: replica ? countTeam(replica.pool, Team.Enemy) : -1,
+  };
+}
+
+function countTeam(pool: BulletPool, team: number): number {
+  let n = 0;
+  for (let i = 0; i < pool.count; i++) if (pool.team[i] === team) n++;
+  return n;
 }
 
 Deno.test("a replica fed through the real codec matches every bullet within 1 px", () => {
@@ -173,4 +225,50 @@ Deno.test("a replica 9 ticks behind the wire fast-forwards every bullet to its s
   const { worst, peak } = fightThroughWire(9);
   assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
   assert.ok(worst <= 1);
+});
+
+Deno.test("through the real codec to the Warden's fall: the replica matches, with no enemy bullet left", () => {
+  // Heavy shots so that the pilots finish the Warden in a few hundred ticks.
+  const def: WorldDef = {
+    ...BOSS_ROOM,
+    player: { ...PLAYER, shot: { ...PLAYER.shot, damage: 12 } },
+  };
+  const { worst, stage, enemyLeft } = fightThroughWire(0, { def, untilCleared: true });
+  assert.equal(stage, "cleared", "the Warden fell");
+  assert.equal(enemyLeft, 0, "the replica cleared every enemy bullet with the server");
+  assert.ok(worst <= 1);
+});
+
+/** An enemy volley of `n` motionless orbs born on `tick`. */
+function orbs(tick: number, uid0: number, n = 3): Volley {
+  return {
+    birthTick: tick,
+    uid0,
+    team: Team.Enemy,
+    owner: -1,
+    spec: ORB,
+    speedPxPerS: 0,
+    xs: Array.from({ length: n }, (_, i) => quantizePos(100 + 40 * i)),
+    ys: Array(n).fill(quantizePos(300)),
+    angles: Array(n).fill(0),
+  };
+}
+
+Deno.test("a clear takes the volleys of its batch born up to its tick and spares later ones", () => {
+  const enc = new MessageEncoder();
+  const dec = new MessageDecoder();
+  const replica = new BulletReplica(DUNGEON.arena, { tick: 99 });
+  const bytes = encodeServerMessage(enc, {
+    kind: ServerKind.Events,
+    tick: 100,
+    volleys: [orbs(100, 1), orbs(101, 4), orbs(102, 7)],
+    hits: [],
+    events: [{ type: "bulletsCleared", team: Team.Enemy, tick: 101 }],
+  });
+  const msg = decodeServerMessage(dec, bytes);
+  assert.ok(msg.kind === ServerKind.Events);
+  replica.advanceTo(103);
+  replica.applyEvents(msg);
+  const uids = Array.from({ length: replica.pool.count }, (_, i) => replica.pool.uid[i]).sort();
+  assert.deepEqual(uids, [7, 8, 9], "only the volley born after the clear flies on");
 });

@@ -8,14 +8,15 @@ import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning
 import { PLAYER } from "../../../content/mod.ts";
 import { CloseCode, EnterReason, type EventName } from "../../../net/wire/protocol.ts";
 import { Button } from "../../../sim/mod.ts";
-import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "../_harness.ts";
-
-/** Walks to the portal while in the hub; stands still anywhere else. */
-const toPortal: Control = (_tick, c) => {
-  const portal = c.runtime.world?.portal;
-  const me = c.runtime.selfView();
-  return portal && me ? steerTo(me, portal) : IDLE;
-};
+import {
+  type Control,
+  dist,
+  IDLE,
+  NetHarness,
+  type SimClient,
+  steerTo,
+  toPortal,
+} from "../_harness.ts";
 
 /** Walks to the portal, then holds Escape once in a dungeon. */
 const portalThenEscape: Control = (tick, c) =>
