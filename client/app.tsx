@@ -4,6 +4,9 @@
  * with Reconnect. Which one shows is Game.screen.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
+import { WORLDS } from "../content/mod.ts";
+import { Choice, Outcome, RunStatusCode } from "../net/wire/mod.ts";
+import { TICK_S } from "../sim/mod.ts";
 import type { Game } from "./game.ts";
 import { Hud } from "./hud.tsx";
 import { TouchControls } from "./touch_controls.tsx";
@@ -15,13 +18,15 @@ export function App({ game }: { game: Game }) {
   return (
     <>
       <GameCanvas game={game} />
-      {inGame && <Hud game={game} />}
-      {screen === "playing" && game.touch.value && (
+      {screen === "playing" && game.touch.value && game.hud.layout.value && (
         <TouchControls
           touch={game.input.touch}
           escape={game.hud.worldKind.value === "dungeon"}
+          layout={game.hud.layout.value}
         />
       )}
+      {inGame && <Hud game={game} />}
+      {screen === "playing" && game.results.value && <ResultsScreen game={game} />}
       {(screen === "connect" || screen === "connecting") && <ConnectScreen game={game} />}
       {screen === "disconnected" && <DisconnectedScreen game={game} />}
     </>
@@ -77,8 +82,10 @@ function ConnectScreen({ game }: { game: Game }) {
           {busy ? "Connecting…" : "Play"}
         </button>
         {error && <p class="error" role="alert" data-testid="connect-error">{error}</p>}
-        <p class="hint">
-          WASD move · mouse aim · hold click or Space to fire · gamepad and touch work too
+        <p class="hint" data-testid="connect-hint">
+          {game.touch.value
+            ? "Left thumb moves · right thumb aims and fires · focus and escape are buttons"
+            : "WASD move · mouse aim · hold click or Space to fire · Shift focus · gamepad works too"}
         </p>
       </form>
     </div>
@@ -94,6 +101,81 @@ function DisconnectedScreen({ game }: { game: Game }) {
         <button type="button" class="primary" onClick={() => game.reconnect()} autoFocus>
           Reconnect
         </button>
+      </div>
+    </div>
+  );
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  [RunStatusCode.active]: "standing",
+  [RunStatusCode.dead]: "fell",
+  [RunStatusCode.escaped]: "escaped",
+  [RunStatusCode.portal]: "standing",
+  [RunStatusCode.left]: "left",
+};
+
+/** A run's length as m:ss. */
+function clock(ticks: number): string {
+  const s = Math.round(ticks * TICK_S);
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`;
+}
+
+/** After a clear or a wipe: who did what, then again with this crew or back to the hub. */
+function ResultsScreen({ game }: { game: Game }) {
+  const r = game.results.value;
+  if (!r) return null;
+  const cleared = r.outcome === Outcome.Cleared;
+  const selfId = game.runtime?.playerId;
+  const inHub = game.hud.worldKind.value === "hub";
+  const rows = [...r.rows].sort((a, b) => b.damageDealt - a.damageDealt);
+  return (
+    <div class="overlay results-overlay">
+      <div class={`card results ${cleared ? "cleared" : "wiped"}`} data-testid="results">
+        <div class="title-kicker">{WORLDS[r.worldId]?.name ?? "The dungeon"}</div>
+        <h2>{cleared ? "Dungeon cleared!" : "The crew has fallen"}</h2>
+        <p class="lede">Run time {clock(r.durationTicks)}</p>
+        <table>
+          <thead>
+            <tr>
+              <th>Pilot</th>
+              <th>Damage</th>
+              <th>Hits</th>
+              <th>Grazes</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <tr key={row.id} class={row.id === selfId ? "self" : ""} data-name={row.name}>
+                <td>
+                  {row.name}
+                  <span class="status">{STATUS_TEXT[row.status] ?? ""}</span>
+                </td>
+                <td>{Math.round(row.damageDealt)}</td>
+                <td>{row.hitsTaken}</td>
+                <td>{row.grazes}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        <div class="choices">
+          <button
+            type="button"
+            class="primary"
+            data-testid="again"
+            autoFocus
+            onClick={() => game.choose(Choice.Again)}
+          >
+            Again with this crew
+          </button>
+          <button
+            type="button"
+            class="secondary"
+            data-testid="to-hub"
+            onClick={() => game.choose(Choice.Hub)}
+          >
+            {inHub ? "Stay in the hub" : "Back to hub"}
+          </button>
+        </div>
       </div>
     </div>
   );

@@ -1,67 +1,37 @@
 /**
- * The view onto the arena: follows the local ship, stays inside the arena (or
- * centres it when the window is bigger) and converts between world and screen.
- * Pure arithmetic; no DOM.
+ * The view onto the arena: the layout fits the whole arena on screen (in a
+ * bullet-hell what kills you comes from off-screen otherwise), and the camera
+ * converts between world and screen, with a passing shake. Pure arithmetic; no DOM.
  */
-import type { ArenaDef } from "../sim/mod.ts";
+import { EDGE_MARGIN_PX, type Layout } from "./layout.ts";
 
-/**
- * Zoom limits. The zoom fits the whole arena when it can: in a bullet-hell what
- * kills you comes from off-screen otherwise. Small screens stop at MIN_SCALE and scroll.
- */
-const MIN_SCALE = 0.55;
-const MAX_SCALE = 1.6;
-/** World pixels shown past the arena edge, so the border reads as a wall. */
-const EDGE_MARGIN_PX = 24;
-
-/** A camera: world centre, zoom, and the CSS size of the view. */
+/** A camera: where world (0, 0) lands on screen and the zoom. */
 export class Camera {
-  /** World point at the centre of the screen. */
-  x = 0;
-  y = 0;
   /** CSS pixels per world pixel. */
   scale = 1;
-  /** View size in CSS pixels. */
-  viewW = 1;
-  viewH = 1;
+  /** Screen position (CSS px) of the world origin, shake included. */
+  originX = 0;
+  originY = 0;
+  #arenaW = 1;
+  #arenaH = 1;
 
-  /** Fits the zoom to the view and centres on `target`, clamped to the arena. */
-  follow(
-    target: { x: number; y: number },
-    opts: { arena: ArenaDef; viewW: number; viewH: number },
-  ): void {
-    const { arena, viewW, viewH } = opts;
-    this.viewW = viewW;
-    this.viewH = viewH;
-    const fit = Math.min(
-      viewW / (arena.widthPx + 2 * EDGE_MARGIN_PX),
-      viewH / (arena.heightPx + 2 * EDGE_MARGIN_PX),
-    );
-    this.scale = Math.max(MIN_SCALE, Math.min(MAX_SCALE, fit));
-    this.x = clampAxis(target.x, viewW / this.scale, arena.widthPx);
-    this.y = clampAxis(target.y, viewH / this.scale, arena.heightPx);
+  /** Places the arena where the layout says, offset by `shake` (CSS px). */
+  fit(layout: Layout, opts: { arenaW: number; arenaH: number; shake: { x: number; y: number } }) {
+    this.scale = layout.scale;
+    this.#arenaW = opts.arenaW;
+    this.#arenaH = opts.arenaH;
+    this.originX = layout.arena.x + EDGE_MARGIN_PX * layout.scale + opts.shake.x;
+    this.originY = layout.arena.y + EDGE_MARGIN_PX * layout.scale + opts.shake.y;
   }
 
   /** Screen (CSS px) position of a world point. */
   toScreen(wx: number, wy: number): { x: number; y: number } {
-    return {
-      x: (wx - this.x) * this.scale + this.viewW / 2,
-      y: (wy - this.y) * this.scale + this.viewH / 2,
-    };
+    return { x: this.originX + wx * this.scale, y: this.originY + wy * this.scale };
   }
 
-  /** World rectangle on screen, grown by `padPx` world pixels (for culling). */
+  /** World rectangle drawn, grown by `padPx` world pixels (for culling): the whole arena. */
   visible(padPx: number): { x0: number; y0: number; x1: number; y1: number } {
-    const hw = this.viewW / 2 / this.scale + padPx;
-    const hh = this.viewH / 2 / this.scale + padPx;
-    return { x0: this.x - hw, y0: this.y - hh, x1: this.x + hw, y1: this.y + hh };
+    const m = EDGE_MARGIN_PX + padPx;
+    return { x0: -m, y0: -m, x1: this.#arenaW + m, y1: this.#arenaH + m };
   }
-}
-
-/** Centre coordinate on one axis: follow the target, but never show much past the arena. */
-function clampAxis(target: number, spanPx: number, sizePx: number): number {
-  const lo = spanPx / 2 - EDGE_MARGIN_PX;
-  const hi = sizePx - spanPx / 2 + EDGE_MARGIN_PX;
-  if (lo >= hi) return sizePx / 2; // the view is wider than the arena: centre it
-  return Math.max(lo, Math.min(hi, target));
 }

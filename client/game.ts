@@ -7,11 +7,22 @@
 import { signal } from "@preact/signals";
 import { BOSSES } from "../content/mod.ts";
 import { type ClientRuntime, connectClient, type WsClient } from "../net/client/mod.ts";
-import { type EnterMsg, EnterReason, type HitRecord, type NetEvent } from "../net/wire/mod.ts";
+import {
+  Choice,
+  type EnterMsg,
+  EnterReason,
+  type HitRecord,
+  type NetEvent,
+  Outcome,
+  PlayerFlag,
+  type ResultsMsg,
+} from "../net/wire/mod.ts";
 import type { EscapeCancelReason } from "../sim/mod.ts";
-import { HitTarget } from "../sim/mod.ts";
+import { angleFromUnits, Button, HitTarget } from "../sim/mod.ts";
+import { Sound } from "./audio.ts";
 import { BenchScene } from "./bench.ts";
 import { FLASH_MS } from "./draw_world.ts";
+import { Effects, SHAKE_PX } from "./effects.ts";
 import { HudState } from "./hud_state.ts";
 import { InputController } from "./input.ts";
 import { Renderer } from "./renderer.ts";
@@ -22,6 +33,8 @@ export type Screen = "connect" | "connecting" | "playing" | "disconnected";
 
 /** Where the chosen name is remembered. */
 const NAME_KEY = "warden.name";
+/** Where "no screen shake" is remembered. */
+const CALM_KEY = "warden.calm";
 /** Ticks keep flowing from a timer too: rAF stops in background tabs and stalls on slow frames. */
 const TICK_INTERVAL_MS = 8;
 const NETGRAPH_PERIOD_MS = 250;
@@ -50,6 +63,15 @@ export class Game {
   readonly touch = signal(false);
   readonly hud = new HudState();
   readonly input: InputController;
+  readonly effects = new Effects();
+  readonly sound: Sound;
+  /** The results screen of the run that just ended (null: none showing). */
+  readonly results = signal<ResultsMsg | null>(null);
+  readonly muted = signal(false);
+  /** No screen shake (the OS asks for reduced motion, or the player chose it). */
+  readonly calm = signal(false);
+  /** The touch focus toggle. */
+  readonly focusOn = signal(false);
   readonly #url: string;
   readonly #storage: Storage | undefined;
   #client: WsClient | undefined;
@@ -70,8 +92,15 @@ export class Game {
     this.name.value = safeGet(this.#storage, NAME_KEY) ?? "";
     this.input = new InputController({
       onToggleNetgraph: () => this.hud.netgraphOn.value = !this.hud.netgraphOn.value,
+      onToggleMute: () => this.toggleMute(),
     });
     this.input.attach();
+    this.sound = new Sound({ storage: this.#storage });
+    this.sound.attach();
+    this.muted.value = this.sound.muted;
+    const reduced = globalThis.matchMedia?.("(prefers-reduced-motion: reduce)").matches ?? false;
+    this.calm.value = reduced || safeGet(this.#storage, CALM_KEY) === "1";
+    this.effects.calm = this.calm.value;
     const coarse = globalThis.matchMedia?.("(pointer: coarse)").matches ?? false;
     this.touch.value = coarse;
     if (!coarse) {
@@ -110,6 +139,31 @@ export class Game {
     this.#connect();
   }
 
+  /** Sound on or off (remembered). */
+  toggleMute(): void {
+    this.sound.setMuted(!this.sound.muted);
+    this.muted.value = this.sound.muted;
+  }
+
+  /** Screen shake on or off (remembered). */
+  toggleCalm(): void {
+    this.calm.value = !this.calm.value;
+    this.effects.calm = this.calm.value;
+    safeSet(this.#storage, CALM_KEY, this.calm.value ? "1" : "0");
+  }
+
+  /** The touch focus toggle. */
+  toggleFocus(): void {
+    this.focusOn.value = !this.focusOn.value;
+    this.input.touch.focus = this.focusOn.value;
+  }
+
+  /** Answers the results screen: again with this crew, or back to the hub. */
+  choose(choice: Choice): void {
+    this.results.value = null;
+    this.#client?.runtime.choose(choice);
+  }
+
   /** Connects again with the same name after a disconnect. */
   reconnect(): void {
     this.#connect();
@@ -129,6 +183,7 @@ export class Game {
   dispose(): void {
     this.#stopLoops();
     this.input.detach();
+    this.sound.detach();
     this.#client?.socket.close(1000, "page closed");
   }
 
@@ -138,6 +193,8 @@ export class Game {
     this.error.value = "";
     this.screen.value = "connecting";
     this.hud.reset();
+    this.results.value = null;
+    this.effects.clear();
     this.#flashes = [];
     const client = connectClient(this.#url, {
       name: this.name.value,
@@ -145,6 +202,7 @@ export class Game {
       onEvent: (e) => this.#onEvent(e),
       onEnter: (e) => this.#onEnter(e),
       onHit: (h) => this.#onHit(h),
+      onResults: (r) => this.#onResults(r),
     });
     this.#client = client;
     client.closed.then(() => {
@@ -190,6 +248,7 @@ export class Game {
     this.#countFrame(now);
     if (this.#bench) {
       this.#renderer?.draw(this.#bench.next(now));
+      this.hud.setLayout(this.#renderer?.layout);
       this.#updateNetgraph(now);
       return;
     }
@@ -203,12 +262,24 @@ export class Game {
     if (this.#flashes.length > 0 && now - this.#flashes[0].atMs > FLASH_MS) {
       this.#flashes = this.#flashes.filter((f) => now - f.atMs <= FLASH_MS);
     }
+    this.effects.prune(now, rt.replicaTick);
+    const focus = (this.input.lastButtons & Button.Focus) !== 0;
+    const firing = (this.input.lastButtons & Button.Fire) !== 0;
+    const active = ((rt.selfSnapshot()?.flags ?? 0) & PlayerFlag.Active) !== 0;
+    if (firing && active && rt.world?.kind === "dungeon") this.sound.play("shot", now);
+    const renderer = this.#renderer;
+    if (renderer) renderer.touch = this.touch.value;
     const scene = sceneFromRuntime(rt, {
       nowMs: now,
       aimUnits: this.input.lastAimUnits,
       flashes: this.#flashes,
+      focus,
+      telegraphs: this.effects.telegraphs,
+      sparks: this.effects.sparks,
+      shake: this.effects.shakeOffset(now),
     });
-    if (scene) this.#renderer?.draw(scene);
+    if (scene) renderer?.draw(scene);
+    this.hud.setLayout(renderer?.layout);
     this.hud.update(rt, now);
     this.#updateNetgraph(now);
   };
@@ -269,6 +340,11 @@ export class Game {
     this.hud.reset();
     this.hud.toasts.value = []; // news from the instance we left would only confuse
     this.#flashes = [];
+    this.effects.clear();
+    // A new run closes the last one's results; a transfer to the hub keeps them up.
+    if (e.reason === EnterReason.Retry || e.reason === EnterReason.Portal) {
+      this.results.value = null;
+    }
     const toast = (text: string, tone: "info" | "good" = "info") =>
       this.hud.toast(text, { nowMs: now, tone, forMs: 3500 });
     switch (e.reason) {
@@ -287,13 +363,33 @@ export class Game {
       case EnterReason.Evacuated:
         toast("That world hit a server error and was closed — you are safe in the hub");
         break;
+      case EnterReason.Retry:
+        toast("Again — the crew regroups in a fresh Fold", "good");
+        break;
+      case EnterReason.Return:
+        toast("Back in the hub");
+        break;
     }
   }
 
+  #onResults(r: ResultsMsg): void {
+    this.results.value = r;
+    this.hud.banner.value = null; // the results say it all
+    this.sound.play(r.outcome === Outcome.Cleared ? "victory" : "death", performance.now());
+  }
+
   #onHit(h: HitRecord): void {
-    this.#flashes.push({ target: h.target, targetId: h.targetId, atMs: performance.now() });
-    if (h.target === HitTarget.Player && this.#isSelf(h.targetId)) {
-      this.hud.hurtAtMs.value = performance.now();
+    const now = performance.now();
+    this.#flashes.push({ target: h.target, targetId: h.targetId, atMs: now });
+    const at = this.#client?.runtime.impactOf(h.uid);
+    const self = h.target === HitTarget.Player && this.#isSelf(h.targetId);
+    if (at) this.effects.spark({ x: at.x, y: at.y, atMs: now, kind: self ? "hurt" : "hit" });
+    if (self) {
+      this.hud.hurtAtMs.value = now;
+      this.effects.shake(SHAKE_PX.hurt, now);
+      this.sound.play("hurt", now);
+    } else if (h.target === HitTarget.Enemy) {
+      this.sound.play("hit", now);
     }
   }
 
@@ -302,10 +398,37 @@ export class Game {
     const hud = this.hud;
     switch (e.type) {
       case "playerHit":
-        if (this.#isSelf(e.playerId)) hud.hurtAtMs.value = now;
+        if (this.#isSelf(e.playerId)) {
+          // Contact damage has no bullet: shake and sound here, once per hit.
+          hud.hurtAtMs.value = now;
+          this.effects.shake(SHAKE_PX.hurt, now);
+          this.sound.play("hurt", now);
+        }
+        break;
+      case "graze":
+        if (this.#isSelf(e.playerId)) {
+          hud.grazes.value = e.total;
+          const me = this.#client?.runtime.selfView();
+          if (me) this.effects.spark({ x: me.x, y: me.y, atMs: now, kind: "graze" });
+          this.sound.play("graze", now);
+        }
+        break;
+      case "telegraph":
+        this.effects.telegraphs.push({
+          source: e.source,
+          sourceId: e.sourceId,
+          emitter: e.emitter,
+          style: e.style,
+          aimRad: angleFromUnits(e.aim),
+          fireTick: e.tick + e.leadTicks,
+          leadTicks: e.leadTicks,
+          phase: this.#client?.runtime.boss()?.phase ?? 0,
+        });
+        if (e.source === "boss") this.sound.play("warn", now);
         break;
       case "playerDied":
         if (this.#isSelf(e.playerId)) {
+          this.sound.play("death", now);
           hud.banner.value = {
             kind: "death",
             title: "You fell — returning to the hub",
@@ -336,6 +459,10 @@ export class Game {
         });
         break;
       case "bossPhase": {
+        if (e.phase > 0) {
+          this.effects.shake(SHAKE_PX.phase, now);
+          this.sound.play("phase", now);
+        }
         // The Events message can beat the first snapshot carrying the boss: ask the world.
         const phase = this.#client?.runtime.world?.boss?.phases[e.phase];
         hud.toast(`Phase ${e.phase + 1}${phase ? ` — ${phase.name}` : ""}`, {
@@ -345,11 +472,17 @@ export class Game {
         break;
       }
       case "bossDefeated":
-        hud.banner.value = {
-          kind: "cleared",
-          title: "Dungeon cleared!",
-          sub: "The Warden of the Fold is undone. Returning to the hub…",
-        };
+        this.effects.shake(SHAKE_PX.bossDown, now);
+        // The results screen follows within a tick or two; until then, the news.
+        if (!this.results.value) {
+          hud.banner.value = {
+            kind: "cleared",
+            title: "Dungeon cleared!",
+            sub: `${
+              BOSSES[this.#client?.runtime.boss()?.bossId ?? -1]?.name ?? "The boss"
+            } is undone.`,
+          };
+        }
         break;
       case "playerJoined":
         if (!this.#isSelf(e.playerId)) hud.toast(`${e.name} joined`, { nowMs: now });

@@ -7,23 +7,125 @@ import { PHASE_COLORS } from "./draw_world.ts";
 import type { Game } from "./game.ts";
 import type { HudState } from "./hud_state.ts";
 
-/** Everything drawn over the play view. */
+/** Everything drawn over the play view: in side columns (wide) or bands (tall), never on the arena. */
 export function Hud({ game }: { game: Game }) {
   const hud = game.hud;
+  const layout = hud.layout.value;
+  const touch = game.touch.value;
+  const hub = hud.worldKind.value === "hub";
+  if (!layout) return null;
+  const a = layout.arena;
+  const style = {
+    "--col": `${layout.columnPx}px`,
+    "--top": `${layout.topPx}px`,
+    "--below": `${Math.round(a.y + a.h)}px`,
+    "--ax": `${Math.round(a.x)}px`,
+    "--aw": `${Math.round(a.w)}px`,
+  };
+  const help = hub && <ControlsHelp touch={touch} />;
   return (
-    <div class="hud">
-      <div class="hud-tl">
-        <StagePanel hud={hud} />
-        {hud.netgraphOn.value && <Netgraph hud={hud} />}
-        <Toasts hud={hud} />
-      </div>
-      <BossBar hud={hud} />
-      <Roster hud={hud} />
-      <HpPips hud={hud} />
-      <EscapeBar hud={hud} />
-      {hud.worldKind.value === "hub" && <ControlsHelp touch={game.touch.value} />}
+    <div class={`hud ${layout.mode}${touch ? " touch" : ""}`} style={style}>
+      {layout.mode === "wide"
+        ? (
+          <>
+            <div class="col left" data-hud-region>
+              <StagePanel hud={hud} />
+              <Toasts hud={hud} />
+              {hud.netgraphOn.value && <Netgraph hud={hud} />}
+              <div class="grow" />
+              <EscapeBar hud={hud} touch={touch} />
+              <HpPips hud={hud} />
+            </div>
+            <div class="col right" data-hud-region>
+              <BossBar hud={hud} />
+              <Roster hud={hud} />
+              {help}
+              <div class="grow" />
+              <Buttons game={game} />
+            </div>
+          </>
+        )
+        : (
+          <>
+            <div class="band top" data-hud-region>
+              <div class="row">
+                <StagePanel hud={hud} />
+                <Roster hud={hud} />
+              </div>
+              <BossBar hud={hud} />
+            </div>
+            <div class="band bottom" data-hud-region>
+              <div class="row">
+                <HpPips hud={hud} />
+                <EscapeBar hud={hud} touch={touch} />
+                <Buttons game={game} />
+              </div>
+              <Toasts hud={hud} />
+              {hud.netgraphOn.value && <Netgraph hud={hud} />}
+              {help}
+            </div>
+          </>
+        )}
       <BannerView hud={hud} />
       <HurtFlash hud={hud} />
+    </div>
+  );
+}
+
+/** Mute, shake, and on touch screens the focus toggle and the escape button. */
+function Buttons({ game }: { game: Game }) {
+  const touch = game.touch.value;
+  const dungeon = game.hud.worldKind.value === "dungeon";
+  const t = game.input.touch;
+  return (
+    <div class="buttons">
+      <button
+        type="button"
+        class="hud-btn"
+        data-testid="mute"
+        aria-pressed={game.muted.value}
+        title="Sound on/off (M)"
+        onClick={() => game.toggleMute()}
+      >
+        {game.muted.value ? "sound off" : "sound on"}
+      </button>
+      <button
+        type="button"
+        class="hud-btn"
+        data-testid="calm"
+        aria-pressed={game.calm.value}
+        title="Screen shake on/off"
+        onClick={() => game.toggleCalm()}
+      >
+        {game.calm.value ? "shake off" : "shake on"}
+      </button>
+      {touch && dungeon && (
+        <button
+          type="button"
+          class={`hud-btn big${game.focusOn.value ? " on" : ""}`}
+          data-testid="focus"
+          aria-pressed={game.focusOn.value}
+          onClick={() => game.toggleFocus()}
+        >
+          focus
+        </button>
+      )}
+      {touch && dungeon && (
+        <button
+          type="button"
+          class="hud-btn big escape-btn"
+          data-testid="escape-button"
+          onPointerDown={(e) => {
+            e.preventDefault();
+            t.escape = true;
+          }}
+          onPointerUp={() => t.escape = false}
+          onPointerCancel={() => t.escape = false}
+          onPointerLeave={() => t.escape = false}
+        >
+          hold to escape
+        </button>
+      )}
     </div>
   );
 }
@@ -55,10 +157,9 @@ function BossBar({ hud }: { hud: HudState }) {
   const color = PHASE_COLORS[b.phase % PHASE_COLORS.length];
   const frac = b.maxHp > 0 ? Math.max(0, b.hp / b.maxHp) : 0;
   return (
-    // Slim on purpose: the Warden sits at the top of the arena, right under this bar.
-    <div class={`boss${b.folding ? " folding" : ""}`} data-testid="boss" data-hp={b.hp}>
+    <div class={`panel boss${b.folding ? " folding" : ""}`} data-testid="boss" data-hp={b.hp}>
+      <div class="boss-name">{b.name}</div>
       <div class="boss-head">
-        <span class="boss-name">{b.name}</span>
         <span class="boss-phase" style={{ color }}>
           {b.phase + 1}. {b.phaseName}
           {b.folding ? " — folding" : ""}
@@ -109,21 +210,27 @@ function HpPips({ hud }: { hud: HudState }) {
   const max = hud.maxHp.value;
   if (max === 0) return null;
   const hp = hud.hp.value;
+  const grazes = hud.grazes.value;
   return (
     <div class="panel hp" data-testid="hp" data-hp={hp}>
       <span class="hp-label">HP</span>
       {Array.from({ length: max }, (_, i) => <span key={i} class={i < hp ? "pip on" : "pip"} />)}
+      {hud.worldKind.value === "dungeon" && (
+        <span key={grazes} class="graze" data-testid="grazes" data-grazes={grazes}>
+          graze {grazes}
+        </span>
+      )}
     </div>
   );
 }
 
-function EscapeBar({ hud }: { hud: HudState }) {
+function EscapeBar({ hud, touch }: { hud: HudState; touch: boolean }) {
   if (hud.worldKind.value !== "dungeon") return null;
   const note = hud.escapeNote.value;
   if (hud.channelling.value) {
     return (
       <div class="panel escape" data-testid="escape">
-        <div class="escape-text">Escaping… keep holding Q</div>
+        <div class="escape-text">Escaping… keep holding {touch ? "the button" : "Q"}</div>
         <div class="bar">
           <div class="fill esc" style={{ width: `${hud.escape.value * 100}%` }} />
         </div>
@@ -137,8 +244,13 @@ function EscapeBar({ hud }: { hud: HudState }) {
       </div>
     );
   }
-  if (hud.selfStatus.value !== "active") return null;
-  return <div class="escape-hint">Hold Q to escape to the hub (3 s, damage cancels)</div>;
+  // The button says it on touch screens; the hint is for keyboards.
+  if (hud.selfStatus.value !== "active" || touch) return null;
+  return (
+    <div class="escape-hint" data-testid="escape-hint">
+      Hold Q to escape (3 s, a hit cancels) · Shift: focus
+    </div>
+  );
 }
 
 function ControlsHelp({ touch }: { touch: boolean }) {
@@ -152,6 +264,8 @@ function ControlsHelp({ touch }: { touch: boolean }) {
             <dd>move</dd>
             <dt>Right thumb</dt>
             <dd>aim and fire</dd>
+            <dt>Focus</dt>
+            <dd>toggle: slow, shows hitbox</dd>
             <dt>Escape</dt>
             <dd>hold the button</dd>
           </dl>
@@ -164,14 +278,16 @@ function ControlsHelp({ touch }: { touch: boolean }) {
             <dd>aim</dd>
             <dt>Left button / Space</dt>
             <dd>hold to fire</dd>
+            <dt>Shift</dt>
+            <dd>focus: slow, shows hitbox</dd>
             <dt>Q</dt>
             <dd>hold to escape a dungeon</dd>
-            <dt>E</dt>
-            <dd>interact</dd>
+            <dt>M</dt>
+            <dd>sound on/off</dd>
             <dt>F3 or `</dt>
             <dd>netgraph</dd>
             <dt>Gamepad</dt>
-            <dd>sticks, B escape</dd>
+            <dd>sticks, LB focus, B escape</dd>
           </dl>
         )}
       <div class="help-foot">Walk into the portal to enter the Fold.</div>

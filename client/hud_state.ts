@@ -6,6 +6,7 @@
 import { batch, signal } from "@preact/signals";
 import { BOSSES, ENEMIES } from "../content/mod.ts";
 import type { ClientRuntime } from "../net/client/mod.ts";
+import type { Layout } from "./layout.ts";
 import { PlayerFlag, StageCode } from "../net/wire/mod.ts";
 
 /** The boss bar's contents. */
@@ -86,6 +87,11 @@ export class HudState {
   readonly net = signal<NetgraphData | null>(null);
   /** When the local ship was last hurt (ms), for the red flash. */
   readonly hurtAtMs = signal(0);
+  /** Grazes this run, as the server counted them. */
+  readonly grazes = signal(0);
+  /** Where the arena and the HUD go (from the renderer's last frame). */
+  readonly layout = signal<Layout | null>(null);
+  #layoutKey = "";
   #rosterKey = "";
   #bossKey = "";
   #waveKey = "";
@@ -110,6 +116,7 @@ export class HudState {
       this.wave.value = null;
       this.escapeNote.value = null;
       this.channelling.value = false;
+      this.grazes.value = 0;
       this.#bossKey = "";
       this.#waveKey = "";
     });
@@ -206,6 +213,16 @@ export class HudState {
         this.roster.value = lines;
       }
     });
+  }
+
+  /** Publishes the layout when it changed (a resize, a rotation, another arena). */
+  setLayout(layout: Layout | undefined): void {
+    if (!layout) return;
+    const a = layout.arena;
+    const key = `${layout.mode}|${layout.columnPx}|${layout.topPx}|${a.x}|${a.y}|${a.w}|${a.h}`;
+    if (key === this.#layoutKey) return;
+    this.#layoutKey = key;
+    this.layout.value = layout;
   }
 
   #setWave(w: WaveHud | null): void {

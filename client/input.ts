@@ -61,12 +61,16 @@ export class InputController {
     focus: false,
   };
   readonly #onToggleNetgraph: () => void;
+  readonly #onToggleMute: () => void;
   readonly #listeners: [string, (e: Event) => void][];
   /** The aim of the newest sample, in angle units. */
   lastAimUnits = quantizeAngle(-Math.PI / 2);
+  /** The buttons of the newest sample. */
+  lastButtons = 0;
 
-  constructor(opts: { onToggleNetgraph: () => void }) {
+  constructor(opts: { onToggleNetgraph: () => void; onToggleMute: () => void }) {
     this.#onToggleNetgraph = opts.onToggleNetgraph;
+    this.#onToggleMute = opts.onToggleMute;
     this.#listeners = [
       ["keydown", (e) => this.#keyDown(e as KeyboardEvent)],
       ["keyup", (e) => this.#keys.delete((e as KeyboardEvent).code)],
@@ -99,6 +103,10 @@ export class InputController {
     if (NETGRAPH_KEYS.has(e.code)) {
       e.preventDefault();
       if (!e.repeat) this.#onToggleNetgraph();
+      return;
+    }
+    if (e.code === "KeyM") {
+      if (!e.repeat) this.#onToggleMute();
       return;
     }
     if (!GAME_KEYS.has(e.code)) return;
@@ -186,13 +194,10 @@ export class InputController {
       mx /= len;
       my /= len;
     }
-    return {
-      moveX: Math.round(mx * MOVE_UNITS),
-      moveY: Math.round(my * MOVE_UNITS),
-      aim,
-      buttons: (fire ? Button.Fire : 0) | (escape ? Button.Escape : 0) |
-        (focus ? Button.Focus : 0),
-    };
+    const buttons = (fire ? Button.Fire : 0) | (escape ? Button.Escape : 0) |
+      (focus ? Button.Focus : 0);
+    this.lastButtons = buttons;
+    return { moveX: Math.round(mx * MOVE_UNITS), moveY: Math.round(my * MOVE_UNITS), aim, buttons };
   }
 }
 

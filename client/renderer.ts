@@ -16,6 +16,8 @@ import {
   drawPortal,
   drawShip,
 } from "./draw_world.ts";
+import { drawFocus, drawSparks, drawTelegraphs } from "./draw_effects.ts";
+import { computeLayout, type Layout } from "./layout.ts";
 import type { Scene } from "./scene.ts";
 
 const TIMING_SAMPLES = 2048;
@@ -38,6 +40,10 @@ export class Renderer {
   flushForTiming = false;
   /** Where the own ship was drawn last, in CSS pixels (undefined when not in a world). */
   lastSelfScreen: { x: number; y: number } | undefined;
+  /** Touch layout (more room under the arena for thumbs). */
+  touch = false;
+  /** The layout of the last frame. */
+  layout: Layout | undefined;
 
   constructor(canvas: HTMLCanvasElement) {
     this.#canvas = canvas;
@@ -95,17 +101,17 @@ export class Renderer {
     ctx.fillStyle = "#05060d";
     ctx.fillRect(0, 0, this.#cssW, this.#cssH);
 
-    const center = self ?? { x: world.arena.widthPx / 2, y: world.arena.heightPx / 2 };
-    cam.follow(center, { arena: world.arena, viewW: this.#cssW, viewH: this.#cssH });
+    const arenaW = world.arena.widthPx;
+    const arenaH = world.arena.heightPx;
+    const layout = computeLayout({ w: this.#cssW, h: this.#cssH }, {
+      arenaW,
+      arenaH,
+      touch: this.touch,
+    });
+    this.layout = layout;
+    cam.fit(layout, { arenaW, arenaH, shake: scene.shake ?? { x: 0, y: 0 } });
     const s = cam.scale * dpr;
-    ctx.setTransform(
-      s,
-      0,
-      0,
-      s,
-      dpr * (this.#cssW / 2 - cam.x * cam.scale),
-      dpr * (this.#cssH / 2 - cam.y * cam.scale),
-    );
+    ctx.setTransform(s, 0, 0, s, dpr * cam.originX, dpr * cam.originY);
     const view = cam.visible(4);
 
     drawArena(ctx, world, view);
@@ -114,9 +120,14 @@ export class Renderer {
     for (const e of scene.enemies) drawEnemy(ctx, e, { nowMs, aimAt: self });
     for (const p of scene.others) drawShip(ctx, p, { self: false, nowMs });
     if (self) drawShip(ctx, self, { self: true, nowMs });
+    if (scene.telegraphs) drawTelegraphs(ctx, scene, scene.telegraphs);
     this.#bullets.draw(ctx, scene.bullets, { selfId: self?.id ?? 0, view });
-    if (self && (self.flags & PlayerFlag.Active) !== 0) drawHitbox(ctx, self);
+    if (self && (self.flags & PlayerFlag.Active) !== 0) {
+      if (scene.focus) drawFocus(ctx, self);
+      drawHitbox(ctx, self);
+    }
     drawFlashes(ctx, scene);
+    drawSparks(ctx, scene);
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     drawLabels(ctx, scene, (x, y) => cam.toScreen(x, y));
     this.lastSelfScreen = self && cam.toScreen(self.x, self.y);

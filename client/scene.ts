@@ -6,6 +6,7 @@
 import type { ClientRuntime } from "../net/client/mod.ts";
 import type { BossSnap } from "../net/wire/mod.ts";
 import { angleFromUnits, type BulletPool, type WorldDef } from "../sim/mod.ts";
+import type { Spark, TelegraphView } from "./effects.ts";
 
 /** A ship to draw. */
 export interface ShipView {
@@ -46,6 +47,14 @@ export interface Scene {
   readonly boss: BossSnap | null;
   readonly bullets: BulletPool;
   readonly flashes: readonly HitFlash[];
+  /** The predicted tick the bullets are drawn at (telegraphs count down to it). */
+  readonly tick?: number;
+  readonly telegraphs?: readonly TelegraphView[];
+  readonly sparks?: readonly Spark[];
+  /** The local player holds Focus: show the judged hitbox and the graze band. */
+  readonly focus?: boolean;
+  /** Screen shake now, CSS px. */
+  readonly shake?: { readonly x: number; readonly y: number };
 }
 
 /** Snapshot aim is a byte (1/256 turn). */
@@ -56,7 +65,15 @@ function aimByteToRad(aim: number): number {
 /** Builds this frame's scene from the runtime; `aimUnits` is the local aim just sampled. */
 export function sceneFromRuntime(
   rt: ClientRuntime,
-  opts: { nowMs: number; aimUnits: number; flashes: readonly HitFlash[] },
+  opts: {
+    nowMs: number;
+    aimUnits: number;
+    flashes: readonly HitFlash[];
+    focus: boolean;
+    telegraphs: readonly TelegraphView[];
+    sparks: readonly Spark[];
+    shake: { x: number; y: number };
+  },
 ): Scene | undefined {
   const world = rt.world;
   if (!world) return undefined;
@@ -90,5 +107,10 @@ export function sceneFromRuntime(
     boss: rt.boss(),
     bullets: rt.replica,
     flashes: opts.flashes,
+    tick: rt.replicaTick,
+    telegraphs: opts.telegraphs,
+    sparks: opts.sparks,
+    focus: opts.focus,
+    shake: opts.shake,
   };
 }

@@ -1,24 +1,42 @@
 /**
- * Two floating thumbsticks and an escape button for touch screens. A stick
- * appears where the thumb lands (left half moves, right half aims and fires) and
- * writes its deflection into the InputController's touch state; the runtime
- * samples it at the tick rate like any other input.
+ * Two floating thumbsticks for touch screens, off the arena: in the side columns
+ * (wide) or under the arena (tall). A stick appears where the thumb lands (left
+ * moves, right aims and fires) and writes its deflection into the InputController's
+ * touch state; the runtime samples it at the tick rate like any other input. The
+ * escape and focus buttons live in the HUD.
  */
 import { useRef, useState } from "preact/hooks";
 import type { TouchState } from "./input.ts";
+import type { Layout } from "./layout.ts";
 
 /** Stick travel in CSS px. */
 const STICK_RADIUS_PX = 56;
 /** Right-stick deflection below which the ship neither turns nor fires. */
 const AIM_DEADZONE = 0.3;
 
+/** Height of the HUD row (HP, buttons) kept clear above the tall layout's stick zones. */
+const TALL_ROW_PX = 64;
+
 /** The touch layer; rendered only once a touch has been seen. */
-export function TouchControls({ touch, escape }: { touch: TouchState; escape: boolean }) {
+export function TouchControls(
+  { touch, escape, layout }: { touch: TouchState; escape: boolean; layout: Layout },
+) {
   // The button can vanish mid-hold (the dungeon ends): never leave escape stuck on.
   if (!escape) touch.escape = false;
+  const a = layout.arena;
+  const zone = (side: "left" | "right") =>
+    layout.mode === "wide"
+      ? { top: "0px", bottom: "0px", width: `${layout.columnPx}px`, [side]: "0px" }
+      : {
+        top: `${Math.round(a.y + a.h) + TALL_ROW_PX}px`,
+        bottom: "0px",
+        width: "50%",
+        [side]: "0px",
+      };
   return (
     <div class="touch">
       <Stick
+        zone={zone("left")}
         side="left"
         label="MOVE"
         onMove={(x, y) => {
@@ -27,6 +45,7 @@ export function TouchControls({ touch, escape }: { touch: TouchState; escape: bo
         }}
       />
       <Stick
+        zone={zone("right")}
         side="right"
         label="AIM + FIRE"
         onMove={(x, y) => {
@@ -38,21 +57,6 @@ export function TouchControls({ touch, escape }: { touch: TouchState; escape: bo
           }
         }}
       />
-      {escape && (
-        <button
-          type="button"
-          class="touch-escape"
-          onPointerDown={(e) => {
-            e.preventDefault();
-            touch.escape = true;
-          }}
-          onPointerUp={() => touch.escape = false}
-          onPointerCancel={() => touch.escape = false}
-          onPointerLeave={() => touch.escape = false}
-        >
-          hold to<br />escape
-        </button>
-      )}
     </div>
   );
 }
@@ -65,7 +69,8 @@ interface StickState {
 }
 
 function Stick(
-  { side, label, onMove }: {
+  { side, label, onMove, zone }: {
+    zone: Record<string, string>;
     side: "left" | "right";
     label: string;
     onMove: (x: number, y: number) => void;
@@ -84,6 +89,8 @@ function Stick(
   return (
     <div
       class={`stick-zone ${side}`}
+      data-testid={`stick-${side}`}
+      style={zone}
       onPointerDown={(e) => {
         if (pointer.current !== null) return;
         pointer.current = e.pointerId;

@@ -36,6 +36,8 @@ export class BulletReplica {
   #pending: Volley[] = [];
   /** Uids killed before their volley was spawned here. */
   readonly #deadEarly = new Set<number>();
+  /** Where the bullets of the last Events message's hits were when they died here (impact sparks). */
+  readonly #impacts = new Map<number, { x: number; y: number }>();
   #sink: ShotSink | undefined;
   /** Player shots that died on the boss here, with no message (for traffic figures). */
   sunkTotal = 0;
@@ -71,6 +73,7 @@ export class BulletReplica {
 
   /** Applies one Events message: spawns, early deaths, clears and the boss's arrival and fall. */
   applyEvents(msg: EventsMsg): void {
+    this.#impacts.clear();
     /** A clear covers every bullet of its team born up to its tick, earlier ones in this batch too. */
     let cleared: { team: number; tick: number } | undefined;
     for (const e of msg.events) {
@@ -130,8 +133,15 @@ export class BulletReplica {
   /** Removes a bullet that died early on the server (remembered if not spawned here yet). */
   hit(hit: HitRecord): void {
     const slot = this.pool.slotOf(hit.uid);
-    if (slot >= 0) this.pool.remove(slot);
-    else if (this.#pending.length > 0) this.#deadEarly.add(hit.uid);
+    if (slot >= 0) {
+      this.#impacts.set(hit.uid, { x: this.pool.x[slot], y: this.pool.y[slot] });
+      this.pool.remove(slot);
+    } else if (this.#pending.length > 0) this.#deadEarly.add(hit.uid);
+  }
+
+  /** Where a bullet hit by the last Events message was when the replica removed it. */
+  impactOf(uid: number): { x: number; y: number } | undefined {
+    return this.#impacts.get(uid);
   }
 
   /** Removes every bullet of `team`. */

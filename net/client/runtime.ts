@@ -397,6 +397,11 @@ export class ClientRuntime {
     return this.bulletHitsTotal + this.#sunkBefore + (this.#replica?.sunkTotal ?? 0);
   }
 
+  /** Where the bullet of a hit just reported died in the replica (for impact sparks). */
+  impactOf(uid: number): { x: number; y: number } | undefined {
+    return this.#replica?.impactOf(uid);
+  }
+
   /** The tick the replica has been integrated to. */
   get replicaTick(): number {
     return this.#replica?.tick ?? 0;
