@@ -35,13 +35,14 @@ export function Hud({ game }: { game: Game }) {
               <div class="grow" />
               <EscapeBar hud={hud} touch={touch} />
               <HpPips hud={hud} />
+              <Settings game={game} />
             </div>
             <div class="col right" data-hud-region>
               <BossBar hud={hud} />
               <Roster hud={hud} />
               {help}
               <div class="grow" />
-              <Buttons game={game} />
+              <TouchButtons game={game} />
             </div>
           </>
         )
@@ -58,7 +59,10 @@ export function Hud({ game }: { game: Game }) {
               <div class="row">
                 <HpPips hud={hud} />
                 <EscapeBar hud={hud} touch={touch} />
-                <Buttons game={game} />
+                <div class="buttons">
+                  <Settings game={game} />
+                  <TouchButtons game={game} />
+                </div>
               </div>
               <Toasts hud={hud} />
               {hud.netgraphOn.value && <Netgraph hud={hud} />}
@@ -72,13 +76,10 @@ export function Hud({ game }: { game: Game }) {
   );
 }
 
-/** Mute, shake, and on touch screens the focus toggle and the escape button. */
-function Buttons({ game }: { game: Game }) {
-  const touch = game.touch.value;
-  const dungeon = game.hud.worldKind.value === "dungeon";
-  const t = game.input.touch;
+/** Sound and screen shake, each remembered. */
+function Settings({ game }: { game: Game }) {
   return (
-    <div class="buttons">
+    <div class="buttons settings">
       <button
         type="button"
         class="hud-btn"
@@ -99,33 +100,39 @@ function Buttons({ game }: { game: Game }) {
       >
         {game.calm.value ? "shake off" : "shake on"}
       </button>
-      {touch && dungeon && (
-        <button
-          type="button"
-          class={`hud-btn big${game.focusOn.value ? " on" : ""}`}
-          data-testid="focus"
-          aria-pressed={game.focusOn.value}
-          onClick={() => game.toggleFocus()}
-        >
-          focus
-        </button>
-      )}
-      {touch && dungeon && (
-        <button
-          type="button"
-          class="hud-btn big escape-btn"
-          data-testid="escape-button"
-          onPointerDown={(e) => {
-            e.preventDefault();
-            t.escape = true;
-          }}
-          onPointerUp={() => t.escape = false}
-          onPointerCancel={() => t.escape = false}
-          onPointerLeave={() => t.escape = false}
-        >
-          hold to escape
-        </button>
-      )}
+    </div>
+  );
+}
+
+/** On touch screens in a dungeon: the focus toggle and the escape button, off the arena. */
+function TouchButtons({ game }: { game: Game }) {
+  if (!game.touch.value || game.hud.worldKind.value !== "dungeon") return null;
+  const t = game.input.touch;
+  return (
+    <div class="buttons">
+      <button
+        type="button"
+        class={`hud-btn big${game.focusOn.value ? " on" : ""}`}
+        data-testid="focus"
+        aria-pressed={game.focusOn.value}
+        onClick={() => game.toggleFocus()}
+      >
+        focus
+      </button>
+      <button
+        type="button"
+        class="hud-btn big escape-btn"
+        data-testid="escape-button"
+        onPointerDown={(e) => {
+          e.preventDefault();
+          t.escape = true;
+        }}
+        onPointerUp={() => t.escape = false}
+        onPointerCancel={() => t.escape = false}
+        onPointerLeave={() => t.escape = false}
+      >
+        hold to escape
+      </button>
     </div>
   );
 }

@@ -71,10 +71,12 @@ padding:5px 12px;font-size:13px;animation:toast-in .2s ease-out;max-width:100%;b
 .hud.tall .escape-hint{flex:1 1 0;min-width:0;text-align:center}
 .help{font-size:12px}
 .help dl{display:grid;grid-template-columns:auto 1fr;gap:2px 10px;margin:0}
-.help dt{color:#5ff4ff;font-weight:600;white-space:nowrap}
+.help dt{color:#5ff4ff;font-weight:600}
 .help dd{margin:0;color:#d8daf5}
 .help-foot{margin-top:6px;color:#c9b6ff}
 .buttons{display:flex;flex-wrap:wrap;gap:6px;justify-content:flex-end;align-items:center}
+.col.left .buttons{justify-content:flex-start}
+.hud .col>*{flex-shrink:0}
 .hud-btn{pointer-events:auto;font:600 11px/1.1 system-ui,sans-serif;padding:6px 9px;border-radius:8px;cursor:pointer;
 border:1px solid rgba(150,160,255,.3);background:rgba(14,16,34,.88);color:#c9cdf5;touch-action:none}
 .hud-btn[aria-pressed=true]{color:#8e93c8}

@@ -30,7 +30,13 @@ export function hasChromium(): boolean {
 /** Starts headless Chromium with a fresh profile in `dir`. */
 export function launchChromium(
   dir: string,
-  opts: { viewport?: { width: number; height: number }; deviceScaleFactor?: number } = {},
+  opts: {
+    viewport?: { width: number; height: number };
+    deviceScaleFactor?: number;
+    /** Emulate a phone or tablet: touch events and a coarse pointer. */
+    hasTouch?: boolean;
+    isMobile?: boolean;
+  } = {},
 ): Promise<BrowserContext> {
   return chromium.launchPersistentContext(dir, {
     executablePath: CHROMIUM_PATH,
