@@ -272,7 +272,7 @@ function ControlsHelp({ touch }: { touch: boolean }) {
             <dt>Right thumb</dt>
             <dd>aim and fire</dd>
             <dt>Focus</dt>
-            <dd>toggle: slow, shows hitbox</dd>
+            <dd>slow, shows hitbox</dd>
             <dt>Escape</dt>
             <dd>hold the button</dd>
           </dl>
@@ -283,18 +283,18 @@ function ControlsHelp({ touch }: { touch: boolean }) {
             <dd>move</dd>
             <dt>Mouse</dt>
             <dd>aim</dd>
-            <dt>Left button / Space</dt>
+            <dt>Click / Space</dt>
             <dd>hold to fire</dd>
             <dt>Shift</dt>
-            <dd>focus: slow, shows hitbox</dd>
+            <dd>focus (slow)</dd>
             <dt>Q</dt>
-            <dd>hold to escape a dungeon</dd>
+            <dd>hold to escape</dd>
             <dt>M</dt>
-            <dd>sound on/off</dd>
+            <dd>sound</dd>
             <dt>F3 or `</dt>
             <dd>netgraph</dd>
             <dt>Gamepad</dt>
-            <dd>sticks, LB focus, B escape</dd>
+            <dd>LB focus, B escape</dd>
           </dl>
         )}
       <div class="help-foot">Walk into the portal to enter the Fold.</div>

@@ -117,8 +117,8 @@ button.primary:disabled{opacity:.6;cursor:wait}
 .reason{margin:0;color:#c9cbe8}
 .touch{position:fixed;inset:0;pointer-events:none}
 .stick-zone{position:absolute;pointer-events:auto;touch-action:none}
-.stick-hint{position:absolute;bottom:44px;left:50%;transform:translateX(-50%);font-size:12px;letter-spacing:.14em;
-color:rgba(220,225,255,.35);border:2px dashed rgba(220,225,255,.18);border-radius:50%;width:96px;height:96px;
+.stick-hint{position:absolute;top:50%;left:50%;transform:translate(-50%,-50%);font-size:11px;letter-spacing:.12em;
+color:rgba(220,225,255,.3);border:2px dashed rgba(220,225,255,.15);border-radius:50%;width:84px;height:84px;
 display:flex;align-items:center;justify-content:center;text-align:center}
 .stick-base{position:absolute;width:112px;height:112px;margin:-56px 0 0 -56px;border-radius:50%;
 border:2px solid rgba(200,210,255,.35);background:rgba(20,24,50,.35)}

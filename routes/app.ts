@@ -44,6 +44,7 @@ const PAGE = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, maximum-scale=1, user-scalable=no">
 <title>Warden of the Fold</title>
+<link rel="icon" type="image/svg+xml" href="/favicon.svg">
 <style>
 html,body{margin:0;height:100%;background:#07080f;color:#e8e6f0;overflow:hidden;
 font:15px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;touch-action:none;user-select:none}
@@ -52,6 +53,13 @@ font:15px/1.4 system-ui,-apple-system,"Segoe UI",sans-serif;touch-action:none;us
 </head>
 <body><div id="app"></div><script type="module" src="/client.js"></script></body>
 </html>`;
+
+/** The tab icon: the Warden's folded star, inline SVG (no image files to ship). */
+export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64">
+<rect width="64" height="64" rx="14" fill="#120d1f"/>
+<path d="M32 6l6 14 15-5-5 15 14 6-14 6 5 15-15-5-6 14-6-14-15 5 5-15-14-6 14-6-5-15 15 5z"
+ fill="#1a1030" stroke="#3fd6c8" stroke-width="3" stroke-linejoin="round"/>
+<circle cx="32" cy="32" r="7" fill="#5ff4ff"/></svg>`;
 
 /** True when a WebSocket from `origin` may connect to a page served at `host`. */
 export function originAllowed(
@@ -80,6 +88,14 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
     c.header("cache-control", "no-cache");
     return c.body(await opts.clientJs());
   });
+  // Browsers ask for /favicon.ico whatever the page says; both get the same SVG.
+  for (const path of ["/favicon.svg", "/favicon.ico"]) {
+    app.get(path, (c) => {
+      c.header("content-type", "image/svg+xml");
+      c.header("cache-control", "public, max-age=86400");
+      return c.body(FAVICON_SVG);
+    });
+  }
   app.get("/healthz", (c) => {
     const h = health(server);
     return c.json(h, h.ok ? 200 : 503);

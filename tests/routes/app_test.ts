@@ -432,3 +432,19 @@ Deno.test("GET / serves the page and GET /client.js the bundle", async () => {
   assert.equal(await js.text(), CLIENT_JS);
   server.shutdown("test over");
 });
+
+Deno.test("the page names an SVG favicon, and /favicon.ico answers 200 with it too", async () => {
+  const { server, app } = setup();
+  try {
+    const page = await (await app.request("/")).text();
+    assert.match(page, /<link rel="icon" type="image\/svg\+xml" href="\/favicon.svg">/);
+    for (const path of ["/favicon.svg", "/favicon.ico"]) {
+      const res = await app.request(path);
+      assert.equal(res.status, 200, path);
+      assert.equal(res.headers.get("content-type"), "image/svg+xml");
+      assert.match(await res.text(), /^<svg[^>]*viewBox="0 0 64 64"/);
+    }
+  } finally {
+    server.shutdown("test over");
+  }
+});
