@@ -212,7 +212,7 @@ Deno.test({
 
             await walkIntoPortal(page);
             const { world, ship } = await serverSide(page);
-            ship.hp = 1000; // the test is about the screen, not about surviving
+            ship.hp = 200; // the test is about the screen, not surviving (hp is a u8 on the wire)
             await page.waitForSelector("[data-testid=wave-hp]", { timeout: 10_000 });
             await page.waitForTimeout(1200);
             checkHud(await page.evaluate(hudReport), `${tag} wave`, size);
