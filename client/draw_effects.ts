@@ -37,6 +37,12 @@ export function drawTelegraphs(
 ): void {
   const tick = scene.tick ?? 0;
   const { widthPx: w, heightPx: h } = scene.world.arena;
+  if (telegraphs.length === 0) return;
+  // Warnings stay inside the arena: a line running off the edge says nothing.
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(0, 0, w, h);
+  ctx.clip();
   for (const t of telegraphs) {
     const left = t.fireTick - tick;
     if (left < 0 || left > t.leadTicks + 1) continue;
@@ -81,6 +87,7 @@ export function drawTelegraphs(
     ctx.stroke();
     ctx.setLineDash([]);
   }
+  ctx.restore();
 }
 
 /** Impact sparks (white on what you hit, red on you) and graze glints. */

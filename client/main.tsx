@@ -29,7 +29,8 @@ if (bench > 0) game.startBench(Math.floor(bench), { flush: params.get("flush") =
 /**
  * Debug handle for tests only (tests/e2e/browser_test.ts, tools/render_bench.ts):
  * `__bh.runtime` is the live ClientRuntime, `__bh.renderer` the canvas renderer
- * (camera, last own-ship screen position, draw timings). Nothing in the game reads it.
+ * (camera, last own-ship screen position, draw timings), `__bh.effects` the pending
+ * warnings and sparks, `__bh.sound` the audio. Nothing in the game reads it.
  */
 Object.assign(globalThis, {
   __bh: {
@@ -38,6 +39,12 @@ Object.assign(globalThis, {
     },
     get renderer() {
       return game.renderer;
+    },
+    get effects() {
+      return game.effects;
+    },
+    get sound() {
+      return game.sound;
     },
   },
 });

@@ -18,6 +18,8 @@ import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
 import { bundleClient, stopBundler } from "../../tools/build.ts";
 import type { Renderer } from "../../client/renderer.ts";
+import type { Effects } from "../../client/effects.ts";
+import type { Sound } from "../../client/audio.ts";
 
 const SHOTS = new URL("../../.screenshots/", import.meta.url);
 const chromiumThere = hasChromium();
@@ -34,6 +36,8 @@ const SIZES = [
 interface Bh {
   readonly runtime: ClientRuntime | undefined;
   readonly renderer: Renderer | undefined;
+  readonly effects: Effects;
+  readonly sound: Sound;
 }
 type WithBh = { __bh: Bh };
 
@@ -202,11 +206,29 @@ Deno.test({
             const hint = await page.textContent("[data-testid=connect-hint]");
             if (size.touch) assert.match(hint ?? "", /thumb/, "touch hint on the connect screen");
             else assert.match(hint ?? "", /WASD/, "keyboard hint on the connect screen");
+            const soundStarted = () =>
+              page.evaluate(() => (globalThis as unknown as WithBh).__bh.sound.started);
+            assert.equal(await soundStarted(), false, "no audio before a gesture");
             await shot(page, `layout-${tag}-0-connect.png`);
             await page.fill("#pilot-name", `P${size.w}`);
             await page.click("button[type=submit]");
             await page.waitForSelector("[data-testid=help]");
             await page.waitForTimeout(400);
+            assert.equal(await soundStarted(), true, "the Play gesture started the audio");
+            if (!size.touch) {
+              // M mutes; the choice survives a reload.
+              await page.keyboard.press("KeyM");
+              assert.equal(await page.textContent("[data-testid=mute]"), "sound off");
+              assert.equal(await page.evaluate(() => localStorage.getItem("warden.muted")), "1");
+              await page.reload();
+              await page.fill("#pilot-name", `P${size.w}`);
+              await page.click("button[type=submit]");
+              await page.waitForSelector("[data-testid=help]");
+              assert.equal(await page.textContent("[data-testid=mute]"), "sound off");
+              await page.click("[data-testid=mute]");
+              assert.equal(await page.evaluate(() => localStorage.getItem("warden.muted")), "0");
+              await page.waitForTimeout(300);
+            }
             checkHud(await page.evaluate(hudReport), `${tag} hub`, size);
             await shot(page, `layout-${tag}-1-hub.png`);
 
@@ -234,6 +256,19 @@ Deno.test({
             await page.waitForTimeout(2500);
             checkHud(await page.evaluate(hudReport), `${tag} boss`, size);
             await shot(page, `layout-${tag}-3-boss.png`);
+            // The Warden's aimed spread warns with a line before it fires.
+            await page.waitForFunction(
+              () => {
+                const bh = (globalThis as unknown as WithBh).__bh;
+                const tick = bh.runtime!.replicaTick;
+                return bh.effects.telegraphs.some((t) =>
+                  t.source === "boss" && t.style === "line" && t.fireTick - tick > 4
+                );
+              },
+              undefined,
+              { timeout: 10_000, polling: 16 },
+            );
+            await shot(page, `layout-${tag}-3b-telegraph.png`);
 
             // A wipe: the results screen, then again with this crew.
             ship.hp = 1;
