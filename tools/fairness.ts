@@ -1,0 +1,350 @@
+/**
+ * `deno task fairness`: is what a player sees what the server judged, at real ping?
+ *
+ * The real GameServer and two real ClientRuntimes (the measured pilot and a remote
+ * ally) in one process on a ManualClock, every message through the real codec and
+ * the link simulator (net/link) in both directions: direct, 75 ± 25 ms with stalls,
+ * 150 ± 50 ms, and 150 ± 50 ms with stalls (a 250 ms stall about every 4 s each way).
+ * Both pilots walk into the portal and fight the dungeon with the shared pilot brain,
+ * which sees only what the runtime would draw. The measured client "renders" at
+ * 60 frames/s: each frame records the drawn ship, enemies, ally and own shots, and
+ * the server's decisions are read off its world as they happen.
+ *
+ * One JSON line per condition on stdout, the last one 150 ± 50 with stalls:
+ *   ownShotSpawnPx      max distance between an own shot and the ship when first drawn
+ *   shotOvershootP90Px  p90 of how far past the drawn enemy's near edge (along its path) an
+ *                       own shot is on the last frame it is drawn, for shots the server
+ *                       says hit that enemy
+ *   contactGapMaxPx     max drawn gap between the enemy's edge and the ship's edge on the
+ *                       frame drawing the tick the server landed contact damage
+ *   remoteJumpMaxPx     largest single-frame step of the ally's drawn ship (not counting
+ *                       the frame it appears after a transfer)
+ *   correctionsPerMin   the measured client's prediction corrections per minute
+ * Sample counts and medians go to stderr.
+ *
+ *   deno task fairness [--seconds 240] [--seed 1] [--only 150±50,stall=250/4000]
+ */
+import { ENEMIES, PLAYER } from "../content/mod.ts";
+import { ClientRuntime, type InputSample } from "../net/client/mod.ts";
+import { formatLinkSpec, LinkPipe, LinkSim, type LinkSpec, parseLinkSpec } from "../net/link/mod.ts";
+import { GameServer, ManualClock, type Transport } from "../net/server/mod.ts";
+import { HitTarget, type SimEvent, type SimWorld, Team } from "../sim/mod.ts";
+import { think } from "../sim/pilot.ts";
+
+/** The conditions, in print order: the last is the one the targets are about. */
+export const CONDITIONS = ["0", "75±25,stall=250/4000", "150±50", "150±50,stall=250/4000"];
+
+/** One condition's figures (the JSON line). */
+export interface FairnessLine {
+  link: string;
+  ownShotSpawnPx: number;
+  shotOvershootP90Px: number;
+  contactGapMaxPx: number;
+  remoteJumpMaxPx: number;
+  correctionsPerMin: number;
+}
+
+/** Sample counts and medians behind a line. */
+export interface FairnessDetail {
+  shots: number;
+  shotSpawnMedianPx: number;
+  hits: number;
+  hitsMeasured: number;
+  overshootMedianPx: number;
+  contacts: number;
+  contactsMeasured: number;
+  remoteFrames: number;
+  remoteStepMedianPx: number;
+  corrections: number;
+  minutes: number;
+  framesWithTwoTicks: number;
+}
+
+const FRAME_MS = 1000 / 60;
+/** The browser also updates from an 8 ms timer between frames. */
+const UPDATES_PER_FRAME = 2;
+/** Frames kept for looking back (contact lands after the client drew its tick). */
+const HISTORY_FRAMES = 240;
+
+interface Frame {
+  readonly tick: number;
+  readonly instanceId: string;
+  readonly self: { x: number; y: number } | undefined;
+  readonly enemies: Map<number, { x: number; y: number; r: number }>;
+  readonly ally: { x: number; y: number } | undefined;
+  readonly shots: Map<number, { x: number; y: number; dx: number; dy: number }>;
+}
+
+interface Pilot {
+  readonly name: string;
+  readonly runtime: ClientRuntime;
+  readonly style: number;
+  /** Preferred distance from the nearest target (the measured pilot brawls). */
+  readonly rangePx?: number;
+}
+
+/** Runs one condition for `seconds` of game time. */
+export function runFairness(
+  spec: LinkSpec | undefined,
+  opts: { seconds: number; seed: number },
+): { line: FairnessLine; detail: FairnessDetail } {
+  const clock = new ManualClock();
+  const server = new GameServer({ clock, seed: opts.seed });
+  server.start();
+  const observed = new WeakSet<SimWorld>();
+  const pilots: Pilot[] = [];
+  const pipes: { clear(): void }[] = [];
+
+  for (const [i, name] of ["Measured", "Ally"].entries()) {
+    const link = new LinkSim(spec ?? NO_LINK, {
+      startMs: 0,
+      stream: opts.seed * 31 + i,
+    });
+    let conn: ReturnType<GameServer["open"]> | undefined;
+    const up = new LinkPipe<Uint8Array>(link.up, {
+      clock,
+      deliver: (data) => conn?.receive(data),
+    });
+    const runtime: ClientRuntime = new ClientRuntime({ send: (data) => up.send(data) });
+    const down = new LinkPipe<() => void>(link.down, { clock, deliver: (f) => f() });
+    const transport: Transport = {
+      sendReliable: (data) => down.send(() => runtime.receive(data, clock.now())),
+      sendLatest: (data) => {
+        down.send(() => runtime.receive(data, clock.now()));
+        return true;
+      },
+      close: (_code, reason) => down.send(() => runtime.closed(reason)),
+    };
+    conn = server.open(transport, `10.0.0.${i + 1}`);
+    pipes.push(up, down);
+    runtime.hello(name, clock.now());
+    pilots.push({ name, runtime, style: i, rangePx: i === 0 ? 40 : undefined });
+  }
+  const [me, ally] = pilots;
+
+  // What the server decided, tick by tick, about the measured player.
+  const myShotUids = new Set<number>();
+  const pendingHits: { uid: number; enemyId: number; tick: number }[] = [];
+  const contacts: { tick: number; enemyId: number }[] = [];
+  const observe = (world: SimWorld, tick: number, events: readonly SimEvent[]) => {
+    const myId = me.runtime.playerId;
+    let shotHitMe = false;
+    let hurt = false;
+    for (const e of events) {
+      if (e.type === "volley" && e.volley.owner === myId) {
+        for (let b = 0; b < e.volley.angles.length; b++) myShotUids.add(e.volley.uid0 + b);
+      } else if (e.type === "bulletHit") {
+        if (e.target === HitTarget.Enemy && myShotUids.has(e.uid)) {
+          pendingHits.push({ uid: e.uid, enemyId: e.targetId, tick });
+        }
+        if (e.target === HitTarget.Player && e.targetId === myId) shotHitMe = true;
+      } else if (e.type === "playerHit" && e.playerId === myId) {
+        hurt = true;
+      }
+    }
+    if (!hurt || shotHitMe) return;
+    const p = world.players.get(myId);
+    if (!p) return;
+    // Contact: which enemy touches the ship now (the boss is never drawn off its spot).
+    for (const en of world.enemies) {
+      if (Math.hypot(en.x - p.x, en.y - p.y) <= en.def.radiusPx + PLAYER.radiusPx) {
+        contacts.push({ tick, enemyId: en.id });
+        return;
+      }
+    }
+  };
+  const watchWorlds = () => {
+    for (const instance of server.instances.values()) {
+      const world = instance.world;
+      if (observed.has(world)) continue;
+      observed.add(world);
+      // A measuring tool's tap on the server's decisions: the step is the real one.
+      const step = world.step.bind(world);
+      world.step = (inputs) => {
+        const tick = world.tick;
+        const events = step(inputs);
+        observe(world, tick, events);
+        return events;
+      };
+    }
+  };
+
+  const frames: Frame[] = [];
+  const spawnPx: number[] = [];
+  const seenShots = new Set<number>();
+  const overshootPx: number[] = [];
+  const contactGapPx: number[] = [];
+  const remoteStepPx: number[] = [];
+  let hitsMeasured = 0;
+  let twoTickFrames = 0;
+
+  const sample = (p: Pilot, nowMs: number) => (tick: number): InputSample => {
+    const rt = p.runtime;
+    const world = rt.world;
+    const self = rt.selfView();
+    if (!world || !self) return { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+    const targets = world.kind === "hub" ? [] : rt.enemies(nowMs).map((e) => ({
+      x: e.x,
+      y: e.y,
+      r: ENEMIES[e.kind].radiusPx,
+    }));
+    const boss = rt.boss();
+    const def = world.boss;
+    if (boss && boss.hp > 0 && def) targets.push({ x: def.x, y: def.y, r: def.radiusPx });
+    const f = think({ self, arena: world.arena, targets, bullets: rt.replica, goal: world.portal }, {
+      tick,
+      style: p.style,
+      rangePx: p.rangePx,
+    });
+    return { moveX: f.moveX, moveY: f.moveY, aim: f.aim, buttons: f.buttons };
+  };
+
+  const totalFrames = Math.round((opts.seconds * 1000) / FRAME_MS);
+  for (let f = 0; f < totalFrames; f++) {
+    for (let u = 0; u < UPDATES_PER_FRAME; u++) {
+      clock.advance(FRAME_MS / UPDATES_PER_FRAME);
+      watchWorlds();
+      const now = clock.now();
+      for (const p of pilots) p.runtime.update(now, sample(p, now));
+    }
+    const now = clock.now();
+    const rt = me.runtime;
+    const prev = frames[frames.length - 1];
+    const frame = drawFrame(rt, ally.runtime.playerId, now);
+    frames.push(frame);
+    if (frames.length > HISTORY_FRAMES) frames.shift();
+    if (prev && frame.tick - prev.tick >= 2) twoTickFrames++;
+    if (!frame.self) continue;
+
+    // Own shots: where each is first drawn, relative to the ship.
+    for (const [uid, s] of frame.shots) {
+      if (seenShots.has(uid)) continue;
+      seenShots.add(uid);
+      spawnPx.push(Math.hypot(s.x - frame.self.x, s.y - frame.self.y));
+    }
+    // Hits the server landed: measured on the last frame the shot was drawn.
+    for (let i = pendingHits.length - 1; i >= 0; i--) {
+      const h = pendingHits[i];
+      if (frame.shots.has(h.uid)) continue;
+      pendingHits.splice(i, 1);
+      const last = lastFrameWith(frames, h.uid);
+      const shot = last?.shots.get(h.uid);
+      const enemy = last?.enemies.get(h.enemyId);
+      if (!last || !shot || !enemy) continue;
+      hitsMeasured++;
+      overshootPx.push((shot.x - enemy.x) * shot.dx + (shot.y - enemy.y) * shot.dy + enemy.r);
+    }
+    // Contact: the frame that drew the tick the server landed it on.
+    for (let i = contacts.length - 1; i >= 0; i--) {
+      const c = contacts[i];
+      const drawn = frames.find((fr) => fr.tick >= c.tick);
+      if (!drawn || drawn.tick < c.tick) continue;
+      contacts.splice(i, 1);
+      const enemy = drawn.enemies.get(c.enemyId);
+      if (!enemy || !drawn.self) continue;
+      contactGapPx.push(
+        Math.hypot(enemy.x - drawn.self.x, enemy.y - drawn.self.y) - enemy.r - PLAYER.radiusPx,
+      );
+    }
+    // The ally's ship, frame to frame, inside one instance.
+    if (prev && prev.instanceId === frame.instanceId && prev.ally && frame.ally) {
+      remoteStepPx.push(Math.hypot(frame.ally.x - prev.ally.x, frame.ally.y - prev.ally.y));
+    }
+  }
+  server.shutdown("fairness run over");
+  for (const p of pipes) p.clear();
+
+  const minutes = opts.seconds / 60;
+  const line: FairnessLine = {
+    link: spec ? formatLinkSpec(spec) : "direct",
+    ownShotSpawnPx: round1(max(spawnPx)),
+    shotOvershootP90Px: round1(quantile(overshootPx, 0.9)),
+    contactGapMaxPx: round1(max(contactGapPx)),
+    remoteJumpMaxPx: round1(max(remoteStepPx)),
+    correctionsPerMin: round1(me.runtime.stats.corrections / minutes),
+  };
+  const detail: FairnessDetail = {
+    shots: spawnPx.length,
+    shotSpawnMedianPx: round1(quantile(spawnPx, 0.5)),
+    hits: hitsMeasured + pendingHits.length,
+    hitsMeasured,
+    overshootMedianPx: round1(quantile(overshootPx, 0.5)),
+    contacts: contactGapPx.length + contacts.length,
+    contactsMeasured: contactGapPx.length,
+    remoteFrames: remoteStepPx.length,
+    remoteStepMedianPx: round1(quantile(remoteStepPx, 0.5)),
+    corrections: me.runtime.stats.corrections,
+    minutes,
+    framesWithTwoTicks: twoTickFrames,
+  };
+  return { line, detail };
+}
+
+const NO_LINK: LinkSpec = {
+  up: { delayMs: 0, jitterMs: 0, stallMs: 0, stallEveryMs: 0 },
+  down: { delayMs: 0, jitterMs: 0, stallMs: 0, stallEveryMs: 0 },
+  seed: 1,
+};
+
+/** What the measured client would draw this frame. */
+function drawFrame(rt: ClientRuntime, allyId: number, nowMs: number): Frame {
+  const enemies = new Map<number, { x: number; y: number; r: number }>();
+  for (const e of rt.enemies(nowMs)) {
+    enemies.set(e.id, { x: e.x, y: e.y, r: ENEMIES[e.kind].radiusPx });
+  }
+  const allyView = rt.remotePlayers(nowMs).find((p) => p.id === allyId);
+  const shots = new Map<number, { x: number; y: number; dx: number; dy: number }>();
+  const pool = rt.replica;
+  for (let i = 0; i < pool.count; i++) {
+    if (pool.team[i] !== Team.Player || pool.owner[i] !== rt.playerId) continue;
+    shots.set(pool.uid[i], { x: pool.x[i], y: pool.y[i], dx: pool.dirX[i], dy: pool.dirY[i] });
+  }
+  const self = rt.selfView();
+  return {
+    tick: rt.replicaTick,
+    instanceId: rt.instanceId,
+    self: self && { x: self.x, y: self.y },
+    enemies,
+    ally: allyView && { x: allyView.x, y: allyView.y },
+    shots,
+  };
+}
+
+function lastFrameWith(frames: readonly Frame[], uid: number): Frame | undefined {
+  for (let i = frames.length - 1; i >= 0; i--) if (frames[i].shots.has(uid)) return frames[i];
+  return undefined;
+}
+
+function max(values: readonly number[]): number {
+  return values.length === 0 ? 0 : values.reduce((a, b) => Math.max(a, b), -Infinity);
+}
+
+function quantile(values: readonly number[], q: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+function round1(v: number): number {
+  return Math.round(v * 10) / 10;
+}
+
+function arg(name: string, fallback: string): string {
+  const i = Deno.args.indexOf(`--${name}`);
+  return i >= 0 && Deno.args[i + 1] !== undefined ? Deno.args[i + 1] : fallback;
+}
+
+if (import.meta.main) {
+  const seconds = Number(arg("seconds", "240"));
+  const seed = Number(arg("seed", "1"));
+  const only = arg("only", "");
+  for (const text of only ? [only] : CONDITIONS) {
+    const spec = parseLinkSpec(text);
+    const t0 = performance.now();
+    const { line, detail } = runFairness(spec, { seconds, seed });
+    console.error(
+      `${line.link}: ${JSON.stringify(detail)} (${((performance.now() - t0) / 1000).toFixed(1)} s)`,
+    );
+    console.log(JSON.stringify(line));
+  }
+}
