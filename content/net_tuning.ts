@@ -12,8 +12,11 @@ export const TICKS_PER_SNAPSHOT = 60 / SNAPSHOT_HZ;
 
 /** The input audit's limits. */
 export const INPUT_LIMITS = {
-  maxLeadTicks: ticks(0.5),
-  maxQueued: 24,
+  // A client leads by its RTT/2, twice the RTT's spread and the adaptive late-frame
+  // lead (LATE_INPUT): up to ~45 ticks at 150 ± 50 ms with stalls. One second is the
+  // most a frame may claim; the queue holds a little less, so a flood is still a flood.
+  maxLeadTicks: ticks(1),
+  maxQueued: 48,
   coastTicks: ticks(0.25),
 } as const;
 
@@ -43,10 +46,47 @@ export const SNAP_THRESHOLD_PX = 24;
 export const SMOOTHING_PER_TICK = 0.2;
 /** Reconciled errors below this are not counted as corrections. */
 export const CORRECTION_EPSILON_PX = 0.5;
-/** How far in the past remote actors are drawn, in ticks (two snapshot intervals). */
-export const INTERPOLATION_DELAY_TICKS = 2 * TICKS_PER_SNAPSHOT + 1;
+/** How other players' ships are drawn (net/client/remote_view.ts). */
+export const REMOTE_VIEW = {
+  /** Snapshot arrivals the jitter is measured over. */
+  jitterWindowMs: 10_000,
+  /** The share of snapshots the interpolation delay waits for (the rest: extrapolation). */
+  jitterQuantile: 0.9,
+  /** The shortest delay: one snapshot interval and a tick. */
+  minDelayTicks: TICKS_PER_SNAPSHOT + 1,
+  /** How fast the delay may change: playback runs at most 1.7 % fast or slow. */
+  delaySlewTicksPerSec: 1,
+  /** Longest extrapolation past the newest snapshot, across a stall (250 ms). */
+  maxExtrapolateTicks: ticks(0.25),
+  /** Time constant of blending what is drawn back onto the target. */
+  blendTimeMs: 120,
+  /** Most the blend moves a ship on top of its own motion: 8 px per frame at 60 Hz. */
+  maxBlendPxPerSec: 480,
+  /** A gap this large is a teleport, not an error: snap. */
+  snapPx: 200,
+  /** A ship not drawn for this long starts afresh. */
+  forgetAfterMs: 1000,
+} as const;
 /** Extra lead of the client's input clock over its RTT estimate, in ticks. */
 export const INPUT_LEAD_MARGIN_TICKS = 2;
+/**
+ * Adaptive input lead: frames the server had to coast past (a snapshot's ack behind its
+ * tick) raise the lead by that many ticks for a while, so the next stall of the upward
+ * path costs nothing.
+ */
+export const LATE_INPUT = {
+  /** How long one late frame keeps the lead raised. */
+  windowMs: 20_000,
+  /** Ticks added on top of the lateness seen, for what a sample every 3 ticks misses. */
+  marginTicks: 2,
+  /** Most extra ticks of lead (a stall longer than this is a stall, not a link). */
+  maxTicks: 20,
+} as const;
+/**
+ * How fast the input lead may change, in ticks per second: the prediction then runs
+ * up to 10 % fast (or 3 % slow) rather than skipping or repeating ticks.
+ */
+export const LEAD_SLEW = { raisePerSec: 6, lowerPerSec: 2 } as const;
 
 /** Abuse limits and their defaults (main.ts may override from the environment). */
 export const LIMITS = {

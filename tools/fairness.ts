@@ -26,7 +26,13 @@
  */
 import { ENEMIES, PLAYER } from "../content/mod.ts";
 import { ClientRuntime, type InputSample } from "../net/client/mod.ts";
-import { formatLinkSpec, LinkPipe, LinkSim, type LinkSpec, parseLinkSpec } from "../net/link/mod.ts";
+import {
+  formatLinkSpec,
+  LinkPipe,
+  LinkSim,
+  type LinkSpec,
+  parseLinkSpec,
+} from "../net/link/mod.ts";
 import { GameServer, ManualClock, type Transport } from "../net/server/mod.ts";
 import { HitTarget, type SimEvent, type SimWorld, Team } from "../sim/mod.ts";
 import { think } from "../sim/pilot.ts";
@@ -58,6 +64,12 @@ export interface FairnessDetail {
   corrections: number;
   minutes: number;
   framesWithTwoTicks: number;
+  /** Own shots drawn by prediction, then matched to the server's volley or taken back. */
+  predicted: number;
+  confirmed: number;
+  refused: number;
+  /** Own shots the server fired. */
+  serverShots: number;
 }
 
 const FRAME_MS = 1000 / 60;
@@ -72,7 +84,8 @@ interface Frame {
   readonly self: { x: number; y: number } | undefined;
   readonly enemies: Map<number, { x: number; y: number; r: number }>;
   readonly ally: { x: number; y: number } | undefined;
-  readonly shots: Map<number, { x: number; y: number; dx: number; dy: number }>;
+  /** Own shots by `instance/uid` (uids are per instance), under the uid first drawn. */
+  readonly shots: Map<string, { x: number; y: number; dx: number; dy: number }>;
 }
 
 interface Pilot {
@@ -94,18 +107,32 @@ export function runFairness(
   const observed = new WeakSet<SimWorld>();
   const pilots: Pilot[] = [];
   const pipes: { clear(): void }[] = [];
+  /** Server uid → the uid the shot was first drawn under (predicted shots). */
+  const aliases = new Map<string, string>();
+  const outcomes = { predicted: 0, confirmed: 0, refused: 0 };
 
   for (const [i, name] of ["Measured", "Ally"].entries()) {
     const link = new LinkSim(spec ?? NO_LINK, {
       startMs: 0,
       stream: opts.seed * 31 + i,
     });
-    let conn: ReturnType<GameServer["open"]> | undefined;
+    const server_: { conn?: ReturnType<GameServer["open"]> } = {};
     const up = new LinkPipe<Uint8Array>(link.up, {
       clock,
-      deliver: (data) => conn?.receive(data),
+      deliver: (data) => server_.conn?.receive(data),
     });
-    const runtime: ClientRuntime = new ClientRuntime({ send: (data) => up.send(data) });
+    const runtime: ClientRuntime = new ClientRuntime({
+      send: (data) => up.send(data),
+      // A predicted shot changes its uid to the server's once confirmed: one shot, two names.
+      onOwnShot: (note) => {
+        if (i !== 0) return;
+        outcomes[note.outcome]++;
+        const at = runtime.instanceId;
+        if (note.serverUid !== undefined) {
+          aliases.set(`${at}/${note.serverUid}`, `${at}/${note.uid}`);
+        }
+      },
+    });
     const down = new LinkPipe<() => void>(link.down, { clock, deliver: (f) => f() });
     const transport: Transport = {
       sendReliable: (data) => down.send(() => runtime.receive(data, clock.now())),
@@ -115,7 +142,7 @@ export function runFairness(
       },
       close: (_code, reason) => down.send(() => runtime.closed(reason)),
     };
-    conn = server.open(transport, `10.0.0.${i + 1}`);
+    server_.conn = server.open(transport, `10.0.0.${i + 1}`);
     pipes.push(up, down);
     runtime.hello(name, clock.now());
     pilots.push({ name, runtime, style: i, rangePx: i === 0 ? 40 : undefined });
@@ -123,19 +150,27 @@ export function runFairness(
   const [me, ally] = pilots;
 
   // What the server decided, tick by tick, about the measured player.
-  const myShotUids = new Set<number>();
-  const pendingHits: { uid: number; enemyId: number; tick: number }[] = [];
+  const myShotUids = new Set<string>();
+  const pendingHits: { uid: string; enemyId: number; tick: number }[] = [];
   const contacts: { tick: number; enemyId: number }[] = [];
-  const observe = (world: SimWorld, tick: number, events: readonly SimEvent[]) => {
+  const observe = (
+    at: { world: SimWorld; instanceId: string },
+    tick: number,
+    events: readonly SimEvent[],
+  ) => {
+    const { world, instanceId } = at;
     const myId = me.runtime.playerId;
     let shotHitMe = false;
     let hurt = false;
     for (const e of events) {
       if (e.type === "volley" && e.volley.owner === myId) {
-        for (let b = 0; b < e.volley.angles.length; b++) myShotUids.add(e.volley.uid0 + b);
+        for (let b = 0; b < e.volley.angles.length; b++) {
+          myShotUids.add(`${instanceId}/${e.volley.uid0 + b}`);
+        }
       } else if (e.type === "bulletHit") {
-        if (e.target === HitTarget.Enemy && myShotUids.has(e.uid)) {
-          pendingHits.push({ uid: e.uid, enemyId: e.targetId, tick });
+        const uid = `${instanceId}/${e.uid}`;
+        if (e.target === HitTarget.Enemy && myShotUids.has(uid)) {
+          pendingHits.push({ uid, enemyId: e.targetId, tick });
         }
         if (e.target === HitTarget.Player && e.targetId === myId) shotHitMe = true;
       } else if (e.type === "playerHit" && e.playerId === myId) {
@@ -163,7 +198,7 @@ export function runFairness(
       world.step = (inputs) => {
         const tick = world.tick;
         const events = step(inputs);
-        observe(world, tick, events);
+        observe({ world, instanceId: instance.id }, tick, events);
         return events;
       };
     }
@@ -171,7 +206,7 @@ export function runFairness(
 
   const frames: Frame[] = [];
   const spawnPx: number[] = [];
-  const seenShots = new Set<number>();
+  const seenShots = new Set<string>();
   const overshootPx: number[] = [];
   const contactGapPx: number[] = [];
   const remoteStepPx: number[] = [];
@@ -191,11 +226,14 @@ export function runFairness(
     const boss = rt.boss();
     const def = world.boss;
     if (boss && boss.hp > 0 && def) targets.push({ x: def.x, y: def.y, r: def.radiusPx });
-    const f = think({ self, arena: world.arena, targets, bullets: rt.replica, goal: world.portal }, {
-      tick,
-      style: p.style,
-      rangePx: p.rangePx,
-    });
+    const f = think(
+      { self, arena: world.arena, targets, bullets: rt.replica, goal: world.portal },
+      {
+        tick,
+        style: p.style,
+        rangePx: p.rangePx,
+      },
+    );
     return { moveX: f.moveX, moveY: f.moveY, aim: f.aim, buttons: f.buttons };
   };
 
@@ -210,7 +248,7 @@ export function runFairness(
     const now = clock.now();
     const rt = me.runtime;
     const prev = frames[frames.length - 1];
-    const frame = drawFrame(rt, ally.runtime.playerId, now);
+    const frame = drawFrame(rt, { allyId: ally.runtime.playerId, nowMs: now, aliases });
     frames.push(frame);
     if (frames.length > HISTORY_FRAMES) frames.shift();
     if (prev && frame.tick - prev.tick >= 2) twoTickFrames++;
@@ -225,10 +263,11 @@ export function runFairness(
     // Hits the server landed: measured on the last frame the shot was drawn.
     for (let i = pendingHits.length - 1; i >= 0; i--) {
       const h = pendingHits[i];
-      if (frame.shots.has(h.uid)) continue;
+      const uid = aliases.get(h.uid) ?? h.uid;
+      if (frame.shots.has(uid)) continue;
       pendingHits.splice(i, 1);
-      const last = lastFrameWith(frames, h.uid);
-      const shot = last?.shots.get(h.uid);
+      const last = lastFrameWith(frames, uid);
+      const shot = last?.shots.get(uid);
       const enemy = last?.enemies.get(h.enemyId);
       if (!last || !shot || !enemy) continue;
       hitsMeasured++;
@@ -276,6 +315,10 @@ export function runFairness(
     corrections: me.runtime.stats.corrections,
     minutes,
     framesWithTwoTicks: twoTickFrames,
+    predicted: outcomes.predicted,
+    confirmed: outcomes.confirmed,
+    refused: outcomes.refused,
+    serverShots: myShotUids.size,
   };
   return { line, detail };
 }
@@ -286,18 +329,24 @@ const NO_LINK: LinkSpec = {
   seed: 1,
 };
 
-/** What the measured client would draw this frame. */
-function drawFrame(rt: ClientRuntime, allyId: number, nowMs: number): Frame {
+/** What the measured client would draw this frame; shots keyed by the uid first drawn. */
+function drawFrame(
+  rt: ClientRuntime,
+  opts: { allyId: number; nowMs: number; aliases: ReadonlyMap<string, string> },
+): Frame {
+  const { allyId, nowMs } = opts;
   const enemies = new Map<number, { x: number; y: number; r: number }>();
   for (const e of rt.enemies(nowMs)) {
     enemies.set(e.id, { x: e.x, y: e.y, r: ENEMIES[e.kind].radiusPx });
   }
   const allyView = rt.remotePlayers(nowMs).find((p) => p.id === allyId);
-  const shots = new Map<number, { x: number; y: number; dx: number; dy: number }>();
+  const shots = new Map<string, { x: number; y: number; dx: number; dy: number }>();
   const pool = rt.replica;
   for (let i = 0; i < pool.count; i++) {
     if (pool.team[i] !== Team.Player || pool.owner[i] !== rt.playerId) continue;
-    shots.set(pool.uid[i], { x: pool.x[i], y: pool.y[i], dx: pool.dirX[i], dy: pool.dirY[i] });
+    const key = `${rt.instanceId}/${pool.uid[i]}`;
+    const uid = opts.aliases.get(key) ?? key;
+    shots.set(uid, { x: pool.x[i], y: pool.y[i], dx: pool.dirX[i], dy: pool.dirY[i] });
   }
   const self = rt.selfView();
   return {
@@ -310,7 +359,7 @@ function drawFrame(rt: ClientRuntime, allyId: number, nowMs: number): Frame {
   };
 }
 
-function lastFrameWith(frames: readonly Frame[], uid: number): Frame | undefined {
+function lastFrameWith(frames: readonly Frame[], uid: string): Frame | undefined {
   for (let i = frames.length - 1; i >= 0; i--) if (frames[i].shots.has(uid)) return frames[i];
   return undefined;
 }

@@ -2,7 +2,10 @@
  * The client's copy of the bullet field: fed by spawn events and early deaths,
  * integrated by the very same BulletPool code the server runs. A volley born on
  * tick T is placed where the server's copy is by running the shared integration
- * for every tick it spent on the wire.
+ * for every tick it spent on the wire. The local player's own shots are predicted:
+ * drawn at the muzzle on the tick they are fired, then matched to the server's
+ * volley by owner and birth tick (the tick of the input that fired them), so each
+ * is drawn once; a shot the server never fired disappears quietly.
  */
 import { BOSSES } from "../../content/mod.ts";
 import {
@@ -27,6 +30,28 @@ interface ShotSink {
   untilTick: number;
 }
 
+/**
+ * Uids of predicted shots count down from the top of the u32 range: server uids count
+ * up from 1 per instance and would need billions of bullets to meet them.
+ */
+const PREDICTED_UID_TOP = 0xffffffff;
+
+/** What became of a predicted own shot (for sounds, flashes and measurements). */
+export interface OwnShotNote {
+  /** The tick of the input that fired it (its birth tick). */
+  readonly tick: number;
+  /** Its uid while predicted. */
+  readonly uid: number;
+  /** "confirmed": the server fired it as `serverUid`; "refused": the server did not fire it. */
+  readonly outcome: "predicted" | "confirmed" | "refused";
+  readonly serverUid?: number;
+}
+
+interface PredictedShot {
+  readonly uid: number;
+  confirmed: boolean;
+}
+
 /** A bullet field that trails or leads the server by any number of ticks. */
 export class BulletReplica {
   pool = new BulletPool();
@@ -41,9 +66,23 @@ export class BulletReplica {
   #sink: ShotSink | undefined;
   /** Player shots that died on the boss here, with no message (for traffic figures). */
   sunkTotal = 0;
+  /** The local player, whose shots are predicted (-1: none). */
+  ownerId = -1;
+  /** Own shots drawn before the server's volley, by birth tick. */
+  readonly #predicted = new Map<number, PredictedShot>();
+  #nextPredictedUid = PREDICTED_UID_TOP;
+  readonly #onOwnShot: ((note: OwnShotNote) => void) | undefined;
 
-  constructor(arena: ArenaDef, opts: { tick: number; bullets?: readonly BulletState[] }) {
+  constructor(
+    arena: ArenaDef,
+    opts: {
+      tick: number;
+      bullets?: readonly BulletState[];
+      onOwnShot?: (note: OwnShotNote) => void;
+    },
+  ) {
     this.#arena = arena;
+    this.#onOwnShot = opts.onOwnShot;
     this.reset(arena, opts);
   }
 
@@ -55,7 +94,70 @@ export class BulletReplica {
     this.#pending = [];
     this.#deadEarly.clear();
     this.#sink = undefined;
+    this.#predicted.clear();
     for (const b of opts.bullets ?? []) this.pool.add(b);
+  }
+
+  /**
+   * Draws an own shot the server has not fired yet, born on `tick` (default: this one;
+   * the server spawns after moving bullets, so it is not integrated until the next). An
+   * earlier tick (a replay found a shot the first prediction missed) is fast-forwarded.
+   */
+  predict(volley: Omit<Volley, "uid0" | "birthTick" | "owner" | "team">, tick = this.tick): void {
+    if (this.#predicted.has(tick) || tick > this.tick) return;
+    const n = volley.angles.length;
+    const uid0 = this.#nextPredictedUid - n + 1;
+    this.#nextPredictedUid -= n;
+    this.#predicted.set(tick, { uid: uid0, confirmed: false });
+    const from = this.pool.count;
+    spawnVolley(this.pool, {
+      ...volley,
+      uid0,
+      birthTick: tick,
+      owner: this.ownerId,
+      team: Team.Player,
+    });
+    this.#sinkShots(tick, from);
+    fastForward(this.pool, this.#arena, {
+      from,
+      ticks: this.tick - tick,
+      afterStep: (k) => this.#sinkShots(tick + k, from),
+    });
+    this.#onOwnShot?.({ tick, uid: uid0, outcome: "predicted" });
+  }
+
+  /** True when an own shot was predicted on `tick` and not yet settled. */
+  predictedAt(tick: number): boolean {
+    const p = this.#predicted.get(tick);
+    return p !== undefined && !p.confirmed;
+  }
+
+  /** Takes back the shot predicted on `tick` (a replay found the server cannot fire it). */
+  unpredict(tick: number): void {
+    const p = this.#predicted.get(tick);
+    if (!p || p.confirmed) return;
+    this.#predicted.delete(tick);
+    this.#removeUid(p.uid);
+    this.#onOwnShot?.({ tick, uid: p.uid, outcome: "refused" });
+  }
+
+  /**
+   * Everything the server did up to `tick` has arrived (a snapshot of it came after
+   * its events): own shots predicted by then and never fired there disappear quietly.
+   */
+  settle(tick: number): void {
+    for (const [t, p] of this.#predicted) {
+      if (t > tick) continue;
+      this.#predicted.delete(t);
+      if (p.confirmed) continue;
+      this.#removeUid(p.uid);
+      this.#onOwnShot?.({ tick: t, uid: p.uid, outcome: "refused" });
+    }
+  }
+
+  #removeUid(uid: number): void {
+    const slot = this.pool.slotOf(uid);
+    if (slot >= 0) this.pool.remove(slot);
   }
 
   /**
@@ -100,6 +202,9 @@ export class BulletReplica {
       this.#pending.push(volley);
       return;
     }
+    if (volley.owner === this.ownerId && volley.team === Team.Player && !this.#confirm(volley)) {
+      return;
+    }
     const from = this.pool.count;
     spawnVolley(this.pool, volley);
     if (this.#deadEarly.size > 0) {
@@ -115,6 +220,28 @@ export class BulletReplica {
       ticks: this.tick - born,
       afterStep: (k) => this.#sinkShots(born + k, from),
     });
+  }
+
+  /**
+   * Matches the server's volley to the shot predicted on its birth tick. The predicted
+   * copy gives way to the server's, fast-forwarded by the shared integration (the same
+   * place when the prediction was right). False when the predicted shot already died
+   * here (on the boss, a wall): the server's copy must not come back.
+   */
+  #confirm(volley: Volley): boolean {
+    const p = this.#predicted.get(volley.birthTick);
+    if (!p || p.confirmed) return true;
+    p.confirmed = true;
+    this.#onOwnShot?.({
+      tick: volley.birthTick,
+      uid: p.uid,
+      outcome: "confirmed",
+      serverUid: volley.uid0,
+    });
+    const slot = this.pool.slotOf(p.uid);
+    if (slot < 0) return false;
+    this.pool.remove(slot);
+    return true;
   }
 
   #sinkShots(tick: number, from: number): void {

@@ -9,13 +9,21 @@ import { WORLDS } from "../../content/mod.ts";
 import {
   CORRECTION_EPSILON_PX,
   INPUT_FRAMES_PER_MESSAGE,
-  INPUT_LEAD_MARGIN_TICKS,
-  INTERPOLATION_DELAY_TICKS,
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
 } from "../../content/net_tuning.ts";
-import { BulletPool, type InputFrame, movePlayer, TICK_MS, type WorldDef } from "../../sim/mod.ts";
-import { BulletReplica } from "./replica.ts";
+import {
+  BulletPool,
+  type InputFrame,
+  movePlayer,
+  quantizePos,
+  Team,
+  type WorldDef,
+} from "../../sim/mod.ts";
+import { FireRule } from "./fire_rule.ts";
+import { InputClock } from "./input_clock.ts";
+import { RemoteView } from "./remote_view.ts";
+import { BulletReplica, type OwnShotNote } from "./replica.ts";
 import {
   decodeServerMessage,
   encodeClientMessage,
@@ -81,13 +89,20 @@ export interface RuntimeOptions {
   readonly onHit?: (hit: HitRecord, tick: number) => void;
   /** Called when a run this player took part in ends (the results screen). */
   readonly onResults?: (results: ResultsMsg) => void;
+  /**
+   * Called when an own shot is predicted (drawn at the muzzle: play the sound now),
+   * confirmed by the server's volley, or refused by it (it was taken back).
+   */
+  readonly onOwnShot?: (note: OwnShotNote) => void;
 }
 
 const PING_INTERVAL_MS = 1000;
 const RATE_WINDOW_MS = 1000;
-const OFFSET_WINDOW_MS = 3000;
 const MAX_TICKS_PER_UPDATE = 8;
-const RESYNC_TICKS = 12;
+/** Behind the target by more than this (a hidden tab, a frozen page): jump, don't crawl. */
+const RESYNC_BEHIND_TICKS = 30;
+/** Ahead of it by more than this (a clock jump): start over; less, and the client just waits. */
+const RESYNC_AHEAD_TICKS = 60;
 const SNAPSHOT_BUFFER = 32;
 const EMPTY_POOL = new BulletPool(1);
 
@@ -103,6 +118,7 @@ export class ClientRuntime {
   readonly #onEnter: RuntimeOptions["onEnter"];
   readonly #onHit: RuntimeOptions["onHit"];
   readonly #onResults: RuntimeOptions["onResults"];
+  readonly #onOwnShot: RuntimeOptions["onOwnShot"];
   readonly #encoder = new MessageEncoder();
   readonly #decoder = new MessageDecoder();
 
@@ -124,10 +140,14 @@ export class ClientRuntime {
   readonly #offset = { x: 0, y: 0 };
   #history: InputFrame[] = [];
   #predicting = false;
+  /** The server's cooldown rule for own shots, predicted (set per world on entry). */
+  #fire = new FireRule(0);
+  /** The first tick this client sent a frame for in this instance. */
+  #firstFrameTick = Infinity;
 
   #snapshots: TimedSnapshot[] = [];
-  /** Samples of (server tick − local ms / tick) with their time: the best is the least delayed. */
-  #offsets: { atMs: number; value: number }[] = [];
+  readonly #clock = new InputClock();
+  readonly #remote = new RemoteView();
 
   readonly stats: NetStats = {
     rttMs: 0,
@@ -138,7 +158,6 @@ export class ClientRuntime {
     corrections: 0,
     leadTicks: 0,
   };
-  #rttSamples: number[] = [];
   #window = { startMs: 0, bytesIn: 0, bytesOut: 0, corrections: 0 };
   #lastPingMs = -Infinity;
   #helloAtMs = 0;
@@ -160,6 +179,7 @@ export class ClientRuntime {
     this.#onEnter = opts.onEnter;
     this.#onHit = opts.onHit;
     this.#onResults = opts.onResults;
+    this.#onOwnShot = opts.onOwnShot;
   }
 
   /** Introduces the player; call once the socket is open. */
@@ -198,7 +218,8 @@ export class ClientRuntime {
         this.phase = "playing";
         // The hello's round trip is a first RTT sample: without it, the first frames
         // would name ticks the server has already run and be dropped as stale.
-        if (this.stats.rttMs === 0) this.stats.rttMs = Math.max(1, nowMs - this.#helloAtMs);
+        if (this.#clock.rttMs === 0) this.#clock.addRtt(Math.max(1, nowMs - this.#helloAtMs));
+        this.stats.rttMs = this.#clock.rttMs;
         this.#ping(nowMs);
         return;
       case ServerKind.Reject:
@@ -220,10 +241,8 @@ export class ClientRuntime {
         this.#onResults?.(msg);
         return;
       case ServerKind.Pong: {
-        const rtt = Math.max(0, (nowMs >>> 0) - msg.clientTimeMs);
-        this.#rttSamples.push(rtt);
-        if (this.#rttSamples.length > 10) this.#rttSamples.shift();
-        this.stats.rttMs = this.stats.rttMs === 0 ? rtt : this.stats.rttMs * 0.8 + rtt * 0.2;
+        this.#clock.addRtt(Math.max(0, (nowMs >>> 0) - msg.clientTimeMs));
+        this.stats.rttMs = this.#clock.rttMs;
         return;
       }
     }
@@ -246,32 +265,31 @@ export class ClientRuntime {
     for (const r of msg.roster) this.roster.set(r.id, r.name);
     this.#sunkBefore += this.#replica?.sunkTotal ?? 0;
     // The Enter's bullets are the server's state at the end of the tick before msg.tick.
-    this.#replica = new BulletReplica(world.arena, { tick: msg.tick - 1, bullets: msg.bullets });
+    this.#replica = new BulletReplica(world.arena, {
+      tick: msg.tick - 1,
+      bullets: msg.bullets,
+      onOwnShot: this.#onOwnShot,
+    });
+    this.#replica.ownerId = this.playerId;
+    this.#fire = new FireRule(world.player.fireCooldownTicks);
     if (msg.stage === StageCode.boss && world.boss) {
       const b = world.boss;
       this.#replica.setShotSink({ x: b.x, y: b.y, r: b.radiusPx }, msg.tick - 1);
     }
     this.#snapshots = [];
+    this.#remote.reset();
     this.#history = [];
     this.#predicting = false;
-    this.#offsets = [{ atMs: nowMs, value: msg.tick - nowMs / TICK_MS }];
-    this.clientTick = Math.ceil(this.#targetTick(nowMs));
+    this.#firstFrameTick = Infinity;
+    this.#clock.enter(msg.tick, nowMs);
+    this.clientTick = Math.ceil(this.#clock.targetTick(nowMs));
     this.#replica.advanceTo(this.clientTick - 1);
     this.#onEnter?.(msg);
   }
 
   /** The server tick now, estimated from the least-delayed recent sample. */
   serverTickNow(nowMs: number): number {
-    let best = -Infinity;
-    for (const o of this.#offsets) if (o.value > best) best = o.value;
-    return best + nowMs / TICK_MS + this.stats.rttMs / 2 / TICK_MS;
-  }
-
-  /** The tick whose input should be sampled now: far enough ahead to arrive in time. */
-  #targetTick(nowMs: number): number {
-    const jitterMs = spread(this.#rttSamples);
-    return this.serverTickNow(nowMs) + (this.stats.rttMs / 2 + 2 * jitterMs) / TICK_MS +
-      INPUT_LEAD_MARGIN_TICKS;
+    return this.#clock.serverTickNow(nowMs);
   }
 
   #snapshot(msg: SnapshotMsg, nowMs: number): void {
@@ -279,11 +297,16 @@ export class ClientRuntime {
     if (newest && msg.tick <= newest.msg.tick) return; // out of date: newest wins
     this.#snapshots.push({ msg, atMs: nowMs });
     if (this.#snapshots.length > SNAPSHOT_BUFFER) this.#snapshots.shift();
+    this.#remote.arrived(msg.tick, nowMs);
     this.#lastSnapshotMs = nowMs;
-    this.#offsets.push({ atMs: nowMs, value: msg.tick - nowMs / TICK_MS });
-    while (this.#offsets.length > 1 && this.#offsets[0].atMs < nowMs - OFFSET_WINDOW_MS) {
-      this.#offsets.shift();
-    }
+    // Everything the server did up to this tick has arrived: its events come first.
+    this.#replica?.settle(msg.tick);
+    // Frames after the ack were missing when their ticks ran (the server coasted): late.
+    const sent = msg.ackTick + 1 >= this.#firstFrameTick;
+    this.#clock.snapshot(msg.tick, {
+      nowMs,
+      lateTicks: sent ? Math.max(0, msg.tick - msg.ackTick) : 0,
+    });
     const self = msg.players.find((p) => p.id === this.playerId);
     if (!self) return;
     if ((self.flags & PlayerFlag.Active) === 0) {
@@ -295,13 +318,26 @@ export class ClientRuntime {
     this.#reconcile(self, msg.tick);
   }
 
-  /** Takes the server's position at `tick` and replays every later frame on top. */
+  /**
+   * Takes the server's position at `tick` and replays every later frame on top, the
+   * fire rule too: a predicted shot the server's cooldown will refuse is taken back.
+   */
   #reconcile(self: PlayerSnap, tick: number): void {
     const world = this.world;
     if (!world) return;
     while (this.#history.length > 0 && this.#history[0].tick <= tick) this.#history.shift();
     const pos = { x: self.x, y: self.y };
-    for (const f of this.#history) movePlayer(pos, f, { arena: world.arena, tuning: world.player });
+    const armed = world.kind !== "hub";
+    this.#fire.restart();
+    const replica = this.#replica;
+    for (const f of this.#history) {
+      movePlayer(pos, f, { arena: world.arena, tuning: world.player });
+      const fires = this.#fire.fires(f, armed);
+      if (!replica || fires === replica.predictedAt(f.tick)) continue;
+      // The server's cooldown runs on another beat than predicted: follow the server's.
+      if (fires) replica.predict(this.#shot(pos, f.aim), f.tick);
+      else replica.unpredict(f.tick);
+    }
     if (!this.#predicting) {
       this.#predicting = true;
       this.predicted.x = pos.x;
@@ -326,11 +362,26 @@ export class ClientRuntime {
     this.predicted.y = pos.y;
   }
 
+  /** The shot the local ship fires from `at` along `aim`, as the server spawns it. */
+  #shot(at: { x: number; y: number }, aim: number) {
+    const p = this.world!.player;
+    return {
+      spec: p.shot,
+      speedPxPerS: p.shotSpeedPxPerS,
+      xs: [quantizePos(at.x)],
+      ys: [quantizePos(at.y)],
+      angles: [aim],
+    };
+  }
+
   #events(msg: EventsMsg): void {
     const replica = this.#replica;
     if (!replica) return;
     replica.applyEvents(msg);
-    for (const v of msg.volleys) this.bulletsSpawnedTotal += v.angles.length;
+    for (const v of msg.volleys) {
+      this.bulletsSpawnedTotal += v.angles.length;
+      if (v.owner === this.playerId && v.team === Team.Player) this.#fire.serverFired(v.birthTick);
+    }
     this.bulletBytesTotal += msg.bulletBytes ?? 0;
     this.bulletHitsTotal += msg.hits.length;
     for (const h of msg.hits) this.#onHit?.(h, msg.tick);
@@ -349,15 +400,20 @@ export class ClientRuntime {
     this.#updateRates(nowMs);
     if (this.phase !== "playing" || !this.world) return;
     if (nowMs - this.#lastPingMs >= PING_INTERVAL_MS) this.#ping(nowMs);
-    const target = this.#targetTick(nowMs);
-    if (Math.abs(target - this.clientTick) > RESYNC_TICKS) {
-      // Far off (a stall, a transfer, a clock jump): jump rather than crawl.
+    const target = this.#clock.targetTick(nowMs);
+    if (
+      target - this.clientTick > RESYNC_BEHIND_TICKS ||
+      this.clientTick - target > RESYNC_AHEAD_TICKS
+    ) {
+      // Far off (a frozen page, a clock jump): jump rather than crawl. Within the bounds the
+      // loop catches up a few ticks per update, or waits, and every tick gets its frame.
       this.clientTick = Math.ceil(target);
       this.#history = [];
     }
     const world = this.world;
     for (let n = 0; n < MAX_TICKS_PER_UPDATE && this.clientTick <= target; n++) {
       const tick = this.clientTick++;
+      if (tick < this.#firstFrameTick) this.#firstFrameTick = tick;
       const frame: InputFrame = { ...sample(tick), tick };
       const prev = this.#history[this.#history.length - 1];
       if (prev && prev.tick !== tick - 1) this.#history = [];
@@ -370,6 +426,10 @@ export class ClientRuntime {
       const recent = this.#history.slice(-INPUT_FRAMES_PER_MESSAGE);
       this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames: recent }));
       this.#replica?.advanceTo(tick);
+      // The shot leaves the muzzle on the tick its input is sampled, as on the server.
+      if (this.#predicting && this.#fire.fires(frame, world.kind !== "hub")) {
+        this.#replica?.predict(this.#shot(this.predicted, frame.aim));
+      }
     }
     const newest = this.#snapshots[this.#snapshots.length - 1];
     this.stats.leadTicks = newest ? this.clientTick - newest.msg.tick : 0;
@@ -440,14 +500,28 @@ export class ClientRuntime {
     return this.latest()?.boss ?? null;
   }
 
-  /** The tick remote actors are drawn at: a little in the past, so two snapshots bracket it. */
+  /**
+   * The tick other players are drawn at: in the past by what the measured jitter asks
+   * for (see RemoteView), so a newer snapshot is almost always there to interpolate to.
+   */
   renderTick(nowMs: number): number {
-    return this.serverTickNow(nowMs) - this.stats.rttMs / 2 / TICK_MS - INTERPOLATION_DELAY_TICKS;
+    return this.#remote.renderTick(nowMs);
   }
 
-  /** Other players, interpolated between the snapshots around `renderTick`. */
+  /** Ticks other players are drawn behind the newest snapshot's arrival (adapts to jitter). */
+  get remoteDelayTicks(): number {
+    return this.#remote.delayTicks;
+  }
+
+  /**
+   * Other players, interpolated around `renderTick`, extrapolated briefly across a stall,
+   * and blended so that fresh data never makes a ship jump. Call once per drawn frame.
+   */
   remotePlayers(nowMs: number): (PlayerSnap & ActorView)[] {
-    return this.#interpolate(nowMs, (s) => s.players).filter((p) => p.id !== this.playerId);
+    return this.#remote.ships(this.#snapshots.map((s) => s.msg), {
+      nowMs,
+      selfId: this.playerId,
+    });
   }
 
   /** Enemies, interpolated the same way. */
@@ -475,10 +549,4 @@ export class ClientRuntime {
       return { ...e, x: prev.x + (e.x - prev.x) * t, y: prev.y + (e.y - prev.y) * t };
     });
   }
-}
-
-function spread(samples: readonly number[]): number {
-  if (samples.length < 2) return 0;
-  const mean = samples.reduce((a, b) => a + b, 0) / samples.length;
-  return Math.sqrt(samples.reduce((a, b) => a + (b - mean) ** 2, 0) / samples.length);
 }

@@ -105,17 +105,18 @@ Deno.test("the server drops frames past maxQueued as a flood", () => {
   const x0 = ship.x;
   const now = due(h);
   const before = snapshot(h);
-  // 9 messages × 3 frames, all within the lead limit: 27 frames for 24 places.
-  assert.ok(26 <= INPUT_LIMITS.maxLeadTicks && INPUT_LIMITS.maxQueued === 24);
-  for (let k = 0; k < 9; k++) {
+  // maxQueued + 3 frames, 3 per message, all within the lead limit: 3 too many.
+  const { maxQueued, maxLeadTicks, coastTicks } = INPUT_LIMITS;
+  assert.ok(maxQueued % 3 === 0 && maxQueued + 2 <= maxLeadTicks);
+  for (let k = 0; k < maxQueued / 3 + 1; k++) {
     const t = now + 3 * k;
     p.input([0, 1, 2].map((i) => frame(t + i, { moveX: 100 })));
   }
-  assert.deepEqual(verdictsSince(h, before), { queued: 24, flood: 3 });
+  assert.deepEqual(verdictsSince(h, before), { queued: maxQueued, flood: 3 });
 
   // The queued frames still play out one per tick; the flooded ones never do.
-  h.runTicks(24 + INPUT_LIMITS.coastTicks + 10);
-  assert.equal(ship.x, x0 + STEP_PX * (24 + INPUT_LIMITS.coastTicks));
+  h.runTicks(maxQueued + coastTicks + 10);
+  assert.equal(ship.x, x0 + STEP_PX * (maxQueued + coastTicks));
   assert.equal(p.transport.closedWith, undefined);
 });
 
