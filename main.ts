@@ -2,12 +2,21 @@
  * Composition root and the only place that reads the environment, the wall clock
  * or process signals: config → game server → Hono app → Deno.serve.
  */
-import { GameServer, loadConfig, type Logger, realClock } from "./net/server/mod.ts";
+import {
+  ClusterNode,
+  GameServer,
+  loadConfig,
+  type Logger,
+  realClock,
+  TokenSigner,
+} from "./net/server/mod.ts";
+import { openStore, Registry } from "./net/server/registry/mod.ts";
+import { CLUSTER_TIMING } from "./content/net_tuning.ts";
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
 
 /** Events that mean a bug: written at every log level. */
-const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error"]);
+const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", "registry_down"]);
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
@@ -67,7 +76,32 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const log = jsonLogger(config.logLevel);
-  const server = new GameServer({ clock: realClock, limits: config.limits, log });
+  const server = new GameServer({
+    clock: realClock,
+    limits: config.limits,
+    log,
+    processId: config.processId,
+    instancePrefix: config.cluster ? `${config.processId}/` : "",
+  });
+  let cluster: ClusterNode | undefined;
+  if (config.cluster) {
+    const store = await openStore(config.cluster.registryUrl, {
+      now: Date.now,
+      onError: (err) => log("registry_error", { error: err.message }),
+    });
+    cluster = new ClusterNode(server, {
+      registry: new Registry(store, { now: Date.now, ...CLUSTER_TIMING }),
+      signer: new TokenSigner(config.cluster.tokenSecret),
+      processId: config.processId,
+      publicUrl: config.cluster.publicUrl,
+      wallNow: Date.now,
+    });
+    log("cluster", {
+      process: config.processId,
+      url: config.cluster.publicUrl,
+      registry: config.cluster.registryUrl.replace(/\/\/[^@/]*@/, "//…@"),
+    });
+  }
   const app = createApp(server, {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
@@ -78,6 +112,8 @@ if (import.meta.main) {
     log("link_sim", { link: formatLinkSpec(config.linkSim), note: "every connection is slowed" });
   }
   server.start();
+  // Not awaited: a registry that is down at start-up only delays placements.
+  cluster?.start();
   const http = Deno.serve({
     hostname: config.host,
     port: config.port,
@@ -93,6 +129,8 @@ if (import.meta.main) {
     log("shutdown", { signal });
     server.shutdown("server restarting");
     const deadline = setTimeout(() => Deno.exit(0), config.shutdownGraceMs);
+    // Leave the registry at once: nobody should be placed here while the process goes.
+    await cluster?.stop({ withdrawWithinMs: Math.min(1000, config.shutdownGraceMs) });
     // Give the close frames a moment on the wire: http.shutdown() aborts upgraded sockets,
     // and clients should read "server restarting", not a bare 1001.
     await new Promise((r) => setTimeout(r, Math.min(300, config.shutdownGraceMs)));

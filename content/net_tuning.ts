@@ -91,6 +91,8 @@ export const LEAD_SLEW = { raisePerSec: 6, lowerPerSec: 2 } as const;
 /** Abuse limits and their defaults (main.ts may override from the environment). */
 export const LIMITS = {
   maxClientFrameBytes: 256,
+  /** The hello alone may be longer: it can carry a transfer ticket. */
+  maxHelloBytes: 512,
   maxNameLength: 16,
   handshakeTimeoutMs: 5000,
   /** Messages per second a connection may send, averaged over a burst window. */
@@ -100,4 +102,23 @@ export const LIMITS = {
   maxConnectionsPerIp: 8,
   maxConnections: 200,
   maxPlayersPerDungeon: 4,
+  /** Players one hub takes; more open another hub (on any process of a cluster). */
+  hubCapacity: 200,
+} as const;
+
+/** Ticks of tick durations kept for the recent p50/p99 (10 s). */
+export const TICK_WINDOW_TICKS = 600;
+
+/** How processes of a cluster keep the shared registry current. */
+export const CLUSTER_TIMING = {
+  /** A process renews its records this often. */
+  heartbeatMs: 1000,
+  /** Records not renewed for this long are gone: a dead process vanishes within it. */
+  heartbeatTtlMs: 5000,
+  /** A transfer ticket is good for this long after it is signed. */
+  ticketTtlMs: 10_000,
+  /** A party holds its seats while its members travel, this long at most. */
+  partyTtlMs: 15_000,
+  /** Tick p99 that counts as a full process when placing new instances. */
+  tickBudgetMs: 8,
 } as const;

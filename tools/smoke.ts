@@ -260,13 +260,13 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     report.eventStreamRatio = ratio(report.eventBytesPerSecPerClient);
 
     const metrics = await fetchText(`${base}/metrics`);
-    const late = metrics.match(/^bh_ticks_late_total (\d+)/m);
+    const late = metrics.match(/^bh_ticks_late_total\{[^}]*\} (\d+)/m);
     report.ticksLate = late ? Number(late[1]) : -1;
 
     for (const b of bots) await b.stop();
     bots.length = 0;
     const after = await fetchText(`${base}/metrics`);
-    const dungeons = after.match(/^bh_instances\{kind="dungeon"\} (\d+)/m);
+    const dungeons = after.match(/^bh_instances\{[^}]*kind="dungeon"\} (\d+)/m);
     if (!dungeons || Number(dungeons[1]) !== 0) {
       throw new Error(`dungeons left after everyone left`);
     }

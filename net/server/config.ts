@@ -5,6 +5,7 @@
 import { LIMITS } from "../../content/net_tuning.ts";
 import { type LinkSpec, parseLinkSpec } from "../link/mod.ts";
 import type { ServerLimits } from "./server.ts";
+import { parseSecret, randomId } from "./tokens.ts";
 
 /** Everything main.ts needs to start. */
 export interface Config {
@@ -19,7 +20,24 @@ export interface Config {
   /** A simulated link on every game connection (LINK_SIM), to try real ping; none if unset. */
   readonly linkSim: LinkSpec | undefined;
   readonly limits: Partial<ServerLimits>;
+  /** This process's name in /metrics and, in a cluster, in the registry (PROCESS_ID). */
+  readonly processId: string;
+  /** Set when REGISTRY_URL is: this process is one of several sharing a registry. */
+  readonly cluster: ClusterConfig | undefined;
 }
+
+/** A process's part in a cluster. */
+export interface ClusterConfig {
+  /** `redis://…`, `rediss://…`, `kv:` or `kv:PATH`. */
+  readonly registryUrl: string;
+  /** Where other processes send players (its /ws is the game socket). */
+  readonly publicUrl: string;
+  /** Shared by every process: transfer tickets are signed with it (TOKEN_SECRET). */
+  readonly tokenSecret: Uint8Array;
+}
+
+/** Process ids are short (they prefix every instance id and travel in tickets). */
+const PROCESS_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,15}$/;
 
 function intVar(
   env: Record<string, string>,
@@ -74,6 +92,15 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     Boolean,
   ).map((o) => origin("ALLOWED_ORIGINS", o));
   if (publicOrigin) allowedOrigins.push(publicOrigin);
+  const processId = env.PROCESS_ID || undefined;
+  if (processId !== undefined && !PROCESS_ID.test(processId)) {
+    throw new Error(
+      `PROCESS_ID=${
+        JSON.stringify(processId)
+      } must be 1–16 letters, digits, _ or -, starting with a letter or digit`,
+    );
+  }
+  const cluster = clusterVars(env);
   return {
     host: env.HOST || "127.0.0.1",
     port: intVar(env, "PORT", 8000, 0, 65535),
@@ -93,6 +120,53 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
         1,
         10000,
       ),
+      hubCapacity: intVar(env, "HUB_CAPACITY", LIMITS.hubCapacity, 1, 10000),
     },
+    // In a cluster an unnamed process gets a random name: a restart is a new process anyway.
+    processId: processId ?? (cluster ? `p-${randomId(3)}` : "single"),
+    cluster,
   };
+}
+
+function clusterVars(env: Record<string, string>): ClusterConfig | undefined {
+  const registryUrl = env.REGISTRY_URL || undefined;
+  if (registryUrl === undefined) return undefined;
+  if (!/^(rediss?:\/\/.+|kv:.*)$/.test(registryUrl)) {
+    throw new Error(
+      `REGISTRY_URL=${
+        JSON.stringify(registryUrl)
+      } must be redis://HOST:PORT, rediss://…, kv: or kv:PATH`,
+    );
+  }
+  if (!env.PUBLIC_URL) {
+    throw new Error(
+      "PUBLIC_URL must be set with REGISTRY_URL: the http(s) URL other processes send players to",
+    );
+  }
+  let publicUrl: string;
+  try {
+    const u = new URL(env.PUBLIC_URL);
+    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
+      throw new Error();
+    }
+    publicUrl = u.toString().replace(/\/+$/, "");
+  } catch {
+    throw new Error(
+      `PUBLIC_URL=${
+        JSON.stringify(env.PUBLIC_URL)
+      } must be an http(s) URL without query, e.g. https://game.example.com/p/1`,
+    );
+  }
+  if (!env.TOKEN_SECRET) {
+    throw new Error(
+      "TOKEN_SECRET must be set with REGISTRY_URL, the same on every process (try: openssl rand -hex 32)",
+    );
+  }
+  let tokenSecret: Uint8Array;
+  try {
+    tokenSecret = parseSecret(env.TOKEN_SECRET);
+  } catch (err) {
+    throw new Error(`TOKEN_SECRET ${(err as Error).message}`);
+  }
+  return { registryUrl, publicUrl, tokenSecret };
 }

@@ -133,6 +133,11 @@ export class Instance {
     }
   }
 
+  /** Queues a small event for every member (sent with the next batch). */
+  announce(event: NetEvent): void {
+    this.#pendingEvents.push(event);
+  }
+
   /** The input audit: offers a frame to the player's queue. */
   offerInput(playerId: number, frame: InputFrame): InputVerdict {
     const member = this.#members.get(playerId);

@@ -1,5 +1,14 @@
 /** Renders the server's counters as Prometheus text and a health summary. */
+import { ClusterNode } from "./cluster.ts";
 import { type GameServer, TICK_MS_BUCKETS } from "./server.ts";
+
+/** Adds `process="…"` to a sample's labels: scrapes through a load balancer stay apart. */
+function withProcess(labels: string, process: string): string {
+  const label = `process="${process.replace(/["\\\n]/g, "_")}"`;
+  const brace = labels.indexOf("{");
+  if (brace < 0) return `${labels}{${label}}`;
+  return `${labels.slice(0, brace + 1)}${label},${labels.slice(brace + 1)}`;
+}
 
 /** Prometheus text exposition (version 0.0.4) of everything the server counts. */
 export function renderMetrics(server: GameServer): string {
@@ -7,7 +16,9 @@ export function renderMetrics(server: GameServer): string {
   const lines: string[] = [];
   const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
     lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-    for (const [labels, v] of samples) lines.push(`${name}${labels} ${v}`);
+    for (const [labels, v] of samples) {
+      lines.push(`${name}${withProcess(labels, server.processId)} ${v}`);
+    }
   };
   const byKind = { hub: 0, dungeon: 0 };
   for (const i of server.instances.values()) byKind[i.kind]++;
@@ -69,6 +80,42 @@ export function renderMetrics(server: GameServer): string {
     "Connections closed, by close code.",
     Object.entries(c.closes).map(([k, v]) => [`{code="${k}"}`, v]),
   );
+  metric(
+    "bh_tick_recent_seconds",
+    "gauge",
+    "Tick duration over the last 10 s, by quantile (the load a cluster process reports).",
+    [
+      ['{quantile="0.5"}', server.tickWindow.quantile(0.5) / 1000],
+      ['{quantile="0.99"}', server.tickWindow.quantile(0.99) / 1000],
+    ],
+  );
+  metric(
+    "bh_transfers_total",
+    "counter",
+    "Players sent to (out) or admitted from (in) other processes.",
+    [
+      ['{direction="out"}', c.transfersOut],
+      ['{direction="in"}', c.transfersIn],
+    ],
+  );
+  metric("bh_portal_refusals_total", "counter", "Portal entries that could not be placed.", [[
+    "",
+    c.portalRefusals,
+  ]]);
+  // Always exposed (0 without REGISTRY_URL), so dashboards and alerts need no special case.
+  const cluster = server.placer instanceof ClusterNode ? server.placer.stats : undefined;
+  metric("bh_registry_up", "gauge", "1 while the last registry call succeeded; 0 without one.", [[
+    "",
+    cluster?.registryUp ? 1 : 0,
+  ]]);
+  metric("bh_registry_errors_total", "counter", "Registry calls that failed.", [[
+    "",
+    cluster?.registryErrors ?? 0,
+  ]]);
+  metric("bh_tickets_refused_total", "counter", "Hellos refused for a bad transfer ticket.", [[
+    "",
+    cluster?.ticketsRefused ?? 0,
+  ]]);
   return lines.join("\n") + "\n";
 }
 
@@ -85,5 +132,10 @@ export function health(server: GameServer): { ok: boolean; [k: string]: unknown 
     players: server.playerCount,
     connections: server.connections.size,
     accepting: server.accepting,
+    process: server.processId,
+    // Healthy either way: a registry outage blocks new placements, never the running game.
+    registry: server.placer instanceof ClusterNode
+      ? (server.placer.stats.registryUp ? "up" : "down")
+      : "none",
   };
 }

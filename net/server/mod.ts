@@ -9,3 +9,5 @@ export * from "./transport.ts";
 export * from "./metrics.ts";
 export * from "./config.ts";
 export * from "./tokens.ts";
+export * from "./cluster.ts";
+export * from "./tick_window.ts";

@@ -4,7 +4,12 @@
  * transports only through net/transport.ts and the clock only through Clock.
  */
 import { DUNGEON, HUB, WorldId } from "../../content/mod.ts";
-import { CREW_OFFER_MS, LIMITS, MAX_CATCHUP_TICKS } from "../../content/net_tuning.ts";
+import {
+  CREW_OFFER_MS,
+  LIMITS,
+  MAX_CATCHUP_TICKS,
+  TICK_WINDOW_TICKS,
+} from "../../content/net_tuning.ts";
 import type { WorldDef } from "../../sim/mod.ts";
 import { type InputVerdict, Rng } from "../../sim/mod.ts";
 import {
@@ -27,6 +32,7 @@ import {
   ServerKind,
 } from "../wire/protocol.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
+import { TickWindow } from "./tick_window.ts";
 import type { Transport } from "./transport.ts";
 
 /** Limits the server enforces per connection and in total. */
@@ -53,6 +59,12 @@ export interface ServerCounters {
   tickMsSum: number;
   tickMsCount: number;
   lastTickAtMs: number;
+  /** Players handed to another process (a Transfer sent). */
+  transfersOut: number;
+  /** Players admitted with a transfer ticket. */
+  transfersIn: number;
+  /** Portal entries that could not be placed (registry unreachable, no process with room). */
+  portalRefusals: number;
 }
 
 /** Upper bounds of the tick duration histogram, in ms. */
@@ -69,6 +81,25 @@ export interface ServerOptions {
    * to break one instance among healthy ones.
    */
   readonly worldDef?: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
+  /** Prefix of every instance id, unique per process in a cluster (`p1/` → `p1/hub`). */
+  readonly instancePrefix?: string;
+  /** This process's name (the `process` label in /metrics). */
+  readonly processId?: string;
+}
+
+/**
+ * Decides where players go when several processes share the game (cluster.ts).
+ * Without one, the server places everyone in its own instances.
+ */
+export interface Placer {
+  /** A player passed the handshake, with the hello's transfer ticket if any. */
+  admit(conn: Connection): void;
+  /** Players who entered the portal of `from` together (one tick, at most one dungeon's worth). */
+  toDungeon(party: readonly Connection[], from: Instance): void;
+  /** A player left their instance (already) for a hub. */
+  toHub(conn: Connection, reason: EnterReason): void;
+  /** An instance was destroyed (emptied, or failed). */
+  instanceGone(id: string): void;
 }
 
 const NAME_PATTERN = /^[\p{L}\p{N} _.\-]+$/u;
@@ -113,6 +144,10 @@ export class Connection implements Peer {
   playerId = 0;
   name = "";
   instance: Instance | undefined;
+  /** The hello's transfer ticket, if it came from another process. */
+  ticket: string | undefined;
+  /** The hub this player last stood in, to return to after a dungeon. */
+  homeHubId: string | undefined;
   bytesIn = 0;
   bytesOut = 0;
 
@@ -174,11 +209,12 @@ export class Connection implements Peer {
       this.close(CloseCode.BadMessage, "text frames are not accepted");
       return;
     }
-    if (size > server.limits.maxClientFrameBytes) {
-      this.close(
-        CloseCode.FrameTooLarge,
-        `frame of ${size} bytes exceeds ${server.limits.maxClientFrameBytes}`,
-      );
+    // A hello may carry a transfer ticket; every later frame is small.
+    const cap = this.state === "handshake"
+      ? server.limits.maxHelloBytes
+      : server.limits.maxClientFrameBytes;
+    if (size > cap) {
+      this.close(CloseCode.FrameTooLarge, `frame of ${size} bytes exceeds ${cap}`);
       return;
     }
     let msg: ClientMessage;
@@ -222,6 +258,7 @@ export class Connection implements Peer {
       }
       this.#clearHandshakeTimer();
       this.name = name;
+      this.ticket = msg.ticket;
       server.admit(this);
       return;
     }
@@ -270,6 +307,13 @@ export class Connection implements Peer {
     this.closed(String(code), reason);
   }
 
+  /** Ends the connection after a Transfer: no Reject, the client is on its way elsewhere. */
+  endAfterTransfer(): void {
+    if (this.state === "closed") return;
+    this.#transport.close(CloseCode.Transferred, "continued on another process");
+    this.closed(String(CloseCode.Transferred), "transferred");
+  }
+
   /** The socket is gone (closed by us or by the peer): release everything. */
   closed(code = "peer", reason = "closed by client"): void {
     if (this.state === "closed") return;
@@ -295,6 +339,13 @@ export class GameServer {
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
   #hub: Instance;
+  /** Recent tick durations, for the load a process reports and /metrics. */
+  readonly tickWindow = new TickWindow(TICK_WINDOW_TICKS);
+  readonly instancePrefix: string;
+  readonly processId: string;
+  /** Set by a cluster node; undefined: one process places everyone itself. */
+  placer: Placer | undefined;
+  #nextHub = 2;
   #nextConnId = 1;
   #nextPlayerId = 1;
   #nextDungeon = 1;
@@ -306,6 +357,8 @@ export class GameServer {
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
     this.#worldDef = opts.worldDef ?? ((kind) => kind === "hub" ? HUB : DUNGEON);
+    this.instancePrefix = opts.instancePrefix ?? "";
+    this.processId = opts.processId ?? "single";
     this.counters = {
       connectionsOpened: 0,
       bytesIn: 0,
@@ -321,6 +374,9 @@ export class GameServer {
       tickMsSum: 0,
       tickMsCount: 0,
       lastTickAtMs: 0,
+      transfersOut: 0,
+      transfersIn: 0,
+      portalRefusals: 0,
     };
     this.#hub = this.#createInstance("hub");
     this.scheduler = new FixedStepScheduler(this.clock, {
@@ -391,8 +447,22 @@ export class GameServer {
     return conn;
   }
 
-  /** A connection passed the handshake: give it a player id and put it in the hub. */
+  /** A connection passed the handshake: place it (a cluster's placer, or this server's hub). */
   admit(conn: Connection): void {
+    if (this.placer) {
+      this.placer.admit(conn);
+      return;
+    }
+    if (conn.ticket !== undefined) {
+      conn.close(CloseCode.BadTicket, "this server takes no transfer tickets: connect without one");
+      return;
+    }
+    this.welcome(conn);
+    this.#moveTo(conn, this.hubFor(conn), EnterReason.Join);
+  }
+
+  /** Gives an admitted connection its player id and says so. */
+  welcome(conn: Connection): void {
     conn.playerId = this.#nextPlayerId;
     this.#nextPlayerId = this.#nextPlayerId >= 0xffff ? 1 : this.#nextPlayerId + 1;
     conn.state = "playing";
@@ -403,7 +473,6 @@ export class GameServer {
       playerId: conn.playerId,
     }));
     this.log("hello", { conn: conn.id, player: conn.playerId, name: conn.name });
-    this.#moveTo(conn, this.hub, EnterReason.Join);
   }
 
   /** Drops every trace of a closed connection. */
@@ -445,7 +514,17 @@ export class GameServer {
         this.#fail(instance, { during: "step", err });
         continue;
       }
-      for (const order of orders) this.#transfer(instance, order);
+      // Who enters the portal of one instance in one tick goes to one dungeon together.
+      const party: Connection[] = [];
+      for (const order of orders) {
+        const conn = this.#players.get(order.playerId);
+        if (!conn || conn.instance !== instance) continue;
+        if (order.to === "dungeon") party.push(conn);
+        else this.#toHub(conn, order.reason);
+      }
+      for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
+        this.#toDungeon(party.slice(i, i + this.limits.maxPlayersPerDungeon), instance);
+      }
       if (results) this.#offerResults(instance, results);
     }
     this.crews.prune(started);
@@ -454,15 +533,99 @@ export class GameServer {
     c.tickMsSum += ms;
     c.tickMsCount++;
     c.lastTickAtMs = started;
+    this.tickWindow.add(ms);
     for (let i = 0; i < TICK_MS_BUCKETS.length; i++) {
       if (ms <= TICK_MS_BUCKETS[i]) c.tickMsBuckets[i]++;
     }
   }
 
-  #transfer(from: Instance, order: TransferOrder): void {
-    const conn = this.#players.get(order.playerId);
-    if (!conn || conn.instance !== from) return;
-    this.#move(conn, order.to === "hub" ? this.hub : this.#dungeonWithRoom(), order.reason);
+  #toDungeon(party: readonly Connection[], from: Instance): void {
+    if (this.placer) {
+      // They wait in the portal (their ships frozen) until the placement comes back.
+      this.placer.toDungeon(party, from);
+      return;
+    }
+    const target = this.#dungeonWithRoom(party.length);
+    for (const conn of party) this.#move(conn, target, EnterReason.Portal);
+  }
+
+  /** Takes a player out of their instance and sends them to a hub. */
+  #toHub(conn: Connection, reason: EnterReason): void {
+    if (!this.placer) {
+      this.#move(conn, this.hubFor(conn), reason);
+      return;
+    }
+    this.leave(conn);
+    this.placer.toHub(conn, reason);
+  }
+
+  /**
+   * The hub for a player here: the one they came from while it has room, else the
+   * fullest with room (so a crowd meets), else a new shard.
+   */
+  hubFor(conn: Connection): Instance {
+    const home = conn.homeHubId === undefined ? undefined : this.instances.get(conn.homeHubId);
+    if (home && home.kind === "hub" && home.size < this.limits.hubCapacity) return home;
+    let best: Instance | undefined;
+    for (const i of this.instances.values()) {
+      if (i.kind !== "hub" || i.size >= this.limits.hubCapacity) continue;
+      if (!best || i.size > best.size) best = i;
+    }
+    return best ?? this.#createInstance("hub");
+  }
+
+  /** The instance `id` of this process, made (with that id) if it does not exist. */
+  instanceFor(id: string, kind: "hub" | "dungeon"): Instance {
+    return this.instances.get(id) ?? this.#createInstance(kind, id);
+  }
+
+  /** Moves a player from wherever they are into `target` (of this process). */
+  move(conn: Connection, target: Instance, reason: EnterReason): void {
+    this.#move(conn, target, reason);
+  }
+
+  /** Takes a player out of their instance, if any (their connection stays). */
+  leave(conn: Connection): void {
+    const from = conn.instance;
+    conn.instance = undefined;
+    if (from) this.#leave(from, conn.playerId);
+  }
+
+  /**
+   * Sends a player to another process: a Transfer naming the URL and ticket, then the
+   * socket closes (4011) once that has gone out. The client reconnects there.
+   */
+  handOff(conn: Connection, to: { url: string; ticket: string; reason: EnterReason }): void {
+    this.log("transfer", {
+      player: conn.playerId,
+      from: conn.instance?.id,
+      to: to.url,
+      reason: to.reason,
+    });
+    this.leave(conn);
+    conn.sendReliable(encodeServerMessage(this.encoder, {
+      kind: ServerKind.Transfer,
+      url: to.url,
+      ticket: to.ticket,
+      reason: to.reason,
+    }));
+    this.counters.transfersOut++;
+    conn.endAfterTransfer();
+  }
+
+  /** The portal could not place a player: back to a spawn point of their hub, told why. */
+  refusePortal(conn: Connection, reason: string): void {
+    const hub = conn.instance;
+    if (!hub || conn.state !== "playing") return;
+    conn.instance = undefined;
+    this.#leave(hub, conn.playerId);
+    const back = this.instances.get(hub.id) ?? this.hubFor(conn);
+    this.#moveTo(conn, back, EnterReason.Join);
+    if (back.has(conn.playerId)) {
+      back.announce({ type: "portalRefused", playerId: conn.playerId, reason });
+    }
+    this.counters.portalRefusals++;
+    this.log("portal_refused", { player: conn.playerId, instance: hub.id, reason });
   }
 
   /**
@@ -474,7 +637,7 @@ export class GameServer {
     const crew: number[] = [];
     for (const row of results.rows) {
       const conn = this.#players.get(row.id);
-      if (!conn || (conn.instance !== from && conn.instance !== this.hub)) continue;
+      if (!conn || (conn.instance !== from && conn.instance?.kind !== "hub")) continue;
       crew.push(row.id);
       conn.sendReliable(bytes);
     }
@@ -491,9 +654,9 @@ export class GameServer {
     const from = conn.instance;
     const crewId = this.crews.take(conn.playerId, this.clock.now());
     if (!from || crewId === undefined) return;
-    if (from !== this.hub && from.id !== crewId) return; // already fighting elsewhere
+    if (from.kind !== "hub" && from.id !== crewId) return; // already fighting elsewhere
     if (choice === Choice.Hub) {
-      if (from !== this.hub) this.#move(conn, this.hub, EnterReason.Return);
+      if (from.kind !== "hub") this.#toHub(conn, EnterReason.Return);
       return;
     }
     const nextId = this.crews.next(crewId);
@@ -537,6 +700,7 @@ export class GameServer {
     try {
       target.join(conn, reason);
       conn.instance = target;
+      if (target.kind === "hub") conn.homeHubId = target.id;
     } catch (err) {
       this.#fail(target, { during: "join", err });
       if (attempt >= 1) {
@@ -564,6 +728,7 @@ export class GameServer {
       error: errorText(opts.err),
     });
     if (instance === this.#hub) this.#hub = this.#createInstance("hub");
+    this.placer?.instanceGone(instance.id);
     for (const peer of instance.peers) {
       const conn = this.#players.get(peer.playerId);
       if (!conn || conn.instance !== instance) continue;
@@ -572,13 +737,13 @@ export class GameServer {
     }
   }
 
-  /** The newest dungeon that still takes players, or a new one. */
-  #dungeonWithRoom(): Instance {
+  /** The newest dungeon that still has room for `seats` players, or a new one. */
+  #dungeonWithRoom(seats: number): Instance {
     let newest: Instance | undefined;
     for (const i of this.instances.values()) {
       if (
         i.kind === "dungeon" && i.reservedFor === undefined && i.world.acceptsPlayers &&
-        i.size < this.limits.maxPlayersPerDungeon
+        i.size + seats <= this.limits.maxPlayersPerDungeon
       ) {
         newest = i;
       }
@@ -586,8 +751,13 @@ export class GameServer {
     return newest ?? this.#createInstance("dungeon");
   }
 
-  #createInstance(kind: "hub" | "dungeon"): Instance {
-    const id = kind === "hub" ? "hub" : `dungeon-${this.#nextDungeon++}`;
+  #createInstance(kind: "hub" | "dungeon", givenId?: string): Instance {
+    const local = kind === "dungeon"
+      ? `dungeon-${this.#nextDungeon++}`
+      : this.instances.size === 0
+      ? "hub"
+      : `hub-${this.#nextHub++}`;
+    const id = givenId ?? this.instancePrefix + local;
     const instance = new Instance(id, {
       worldId: kind === "hub" ? WorldId.Hub : WorldId.Dungeon,
       def: this.#worldDef(kind, id),
@@ -605,6 +775,7 @@ export class GameServer {
     this.instances.delete(instance.id);
     this.counters.instancesDestroyed++;
     this.log("instance_destroy", { instance: instance.id, ticks: instance.world.tick });
+    this.placer?.instanceGone(instance.id);
   }
 
   /** Players inside instances. */

@@ -37,6 +37,8 @@ const MAX_ENTER_REASON = Math.max(...Object.values(EnterReason));
 const ENCODER_OPTIONS = { useRecords: false, tagUint8Array: false, variableMapSize: true };
 const MAX_UINT32 = 0xffffffff;
 const FRAME_BYTES = recordBytes(INPUT_FRAME);
+/** A transfer ticket's longest spelling. */
+export const MAX_TICKET_CHARS = 400;
 
 /**
  * Decodes CBOR with a decoder of its own: record definitions a hostile peer might
@@ -111,6 +113,9 @@ function show(v: unknown): string {
 export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Uint8Array {
   switch (msg.kind) {
     case ClientKind.Hello:
+      if (msg.ticket !== undefined) {
+        return enc.encodeValue([msg.kind, msg.version, msg.name, msg.resume ?? null, msg.ticket]);
+      }
       return enc.encodeValue(
         msg.resume === undefined
           ? [msg.kind, msg.version, msg.name]
@@ -144,19 +149,27 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
 
 /** Decodes and validates one client frame. */
 export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): ClientMessage {
-  if (data.byteLength > LIMITS.maxClientFrameBytes) {
-    fail("client message", `${data.byteLength} bytes exceeds ${LIMITS.maxClientFrameBytes}`);
+  // The largest frame any state allows; the server holds each state to its own cap first.
+  if (data.byteLength > LIMITS.maxHelloBytes) {
+    fail("client message", `${data.byteLength} bytes exceeds ${LIMITS.maxHelloBytes}`);
   }
-  const raw = array(dec.decodeValue(data, "client message"), "client message", 1, 4);
+  const raw = array(dec.decodeValue(data, "client message"), "client message", 1, 5);
   const kind = raw[0];
   switch (kind) {
     case ClientKind.Hello: {
-      array(raw, "hello", 3, 4);
+      array(raw, "hello", 3, 5);
       const version = int(raw[1], "hello version", 0, MAX_UINT32);
       // The frame-size cap bounds the name; its rules (and a Reject saying so) are the server's.
       const name = text(raw[2], "hello name", LIMITS.maxClientFrameBytes);
-      const resume = raw[3] === undefined ? undefined : text(raw[3], "hello resume", 64);
-      return { kind, version, name, resume };
+      const resume = raw[3] === undefined || (raw[3] === null && raw.length === 5)
+        ? undefined
+        : text(raw[3], "hello resume", 64);
+      const ticket = raw[4] === undefined
+        ? undefined
+        : text(raw[4], "hello ticket", MAX_TICKET_CHARS);
+      return ticket === undefined
+        ? { kind, version, name, resume }
+        : { kind, version, name, resume, ticket };
     }
     case ClientKind.Input: {
       array(raw, "input", 3, 3);
@@ -359,6 +372,8 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
       ]);
     case ServerKind.Pong:
       return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick]);
+    case ServerKind.Transfer:
+      return enc.encodeValue([msg.kind, msg.url, msg.ticket, msg.reason]);
     case ServerKind.Results:
       return enc.encodeValue([
         msg.kind,
@@ -487,6 +502,17 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         worldId: int(raw[2], "results world", 0, 255),
         durationTicks: int(raw[3], "results duration", 0, MAX_UINT32),
         rows,
+      };
+    }
+    case ServerKind.Transfer: {
+      array(raw, "transfer", 4, 4);
+      const url = text(raw[1], "transfer url", 512);
+      if (!/^wss?:\/\//.test(url)) fail("transfer url", `${url} is not a ws: or wss: URL`);
+      return {
+        kind,
+        url,
+        ticket: text(raw[2], "transfer ticket", MAX_TICKET_CHARS),
+        reason: int(raw[3], "transfer reason", 0, MAX_ENTER_REASON) as EnterReason,
       };
     }
     default:

@@ -9,7 +9,8 @@
  * Client → server (nothing here can say where a ship is, what it hit, what it
  * took or that an escape finished — see tests/net/wire/protocol_test.ts):
  *
- *   Hello  [1, version:uint, name:text(≤16), resume:text?]
+ *   Hello  [1, version:uint, name:text(≤16), resume:text | null?, ticket:text(≤200)?]
+ *            ticket: the signed transfer ticket a Transfer handed out (another process's)
  *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
  *            frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 buttons:u8
  *   Ping   [3, clientTimeMs:uint32]
@@ -35,6 +36,9 @@
  *   Results  [17, outcome:u8, worldId:u8, durationTicks:uint32,
  *             rows:[[id, name, damageDealt (hundredths), hitsTaken, grazes, status:u8]…]]
  *            a run ended (cleared or wiped): sent to each of its crew still in it or in the hub
+ *   Transfer [18, url:text, ticket:text, reason:u8]
+ *            another process hosts the player's next instance: reconnect to url (its /ws)
+ *            in the same page and say hello with the ticket; this socket then closes (4011)
  */
 import {
   BULLET_FIELD_NAMES,
@@ -51,7 +55,7 @@ import {
 import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 
 /** Kinds of client → server messages. */
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;
@@ -69,6 +73,7 @@ export const ServerKind = {
   Events: 15,
   Pong: 16,
   Results: 17,
+  Transfer: 18,
 } as const;
 export type ServerKind = (typeof ServerKind)[keyof typeof ServerKind];
 
@@ -118,6 +123,10 @@ export const CloseCode = {
   Replaced: 4010,
   /** The server hit a bug handling this client's message (WebSocket's "internal error"). */
   ServerError: 1011,
+  /** After a Transfer: the player continues on another process. */
+  Transferred: 4011,
+  /** A hello's transfer ticket is forged, expired, used or meant for another process. */
+  BadTicket: 4012,
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 
@@ -236,6 +245,8 @@ export const EVENTS = {
       ["tick", U32],
     ],
   },
+  /** The portal could not place the player (they stay in the hub): why, for them to read. */
+  portalRefused: { code: 18, fields: [["playerId", U16], ["reason", { text: 200 }]] },
 } as const satisfies Record<string, EventDef>;
 
 /** The name of a small event. */
@@ -274,6 +285,8 @@ export interface HelloMsg {
   readonly version: number;
   readonly name: string;
   readonly resume?: string;
+  /** A transfer ticket from another process's Transfer message. */
+  readonly ticket?: string;
 }
 export interface InputMsg {
   readonly kind: typeof ClientKind.Input;
@@ -376,6 +389,15 @@ export interface ResultsMsg {
   readonly durationTicks: number;
   readonly rows: readonly ResultsRow[];
 }
+/** Another process hosts the player's next instance. */
+export interface TransferMsg {
+  readonly kind: typeof ServerKind.Transfer;
+  /** The game socket to reconnect to (ws: or wss:). */
+  readonly url: string;
+  /** Signed, short-lived and single-use: say it in the hello there. */
+  readonly ticket: string;
+  readonly reason: EnterReason;
+}
 /** Everything the server can say. */
 export type ServerMessage =
   | WelcomeMsg
@@ -384,4 +406,5 @@ export type ServerMessage =
   | SnapshotMsg
   | EventsMsg
   | PongMsg
-  | ResultsMsg;
+  | ResultsMsg
+  | TransferMsg;

@@ -61,9 +61,12 @@ Deno.test("100 real WebSocket cycles, some mid-handshake, leave nothing behind",
   assert.deepEqual(s.counters.closes, Object.fromEntries(codes));
   const metricsUrl = live.url.replace(/^ws:/, "http:").replace(/\/ws$/, "/metrics");
   const metrics = await (await fetch(metricsUrl)).text();
-  assert.match(metrics, /^bh_connections 0$/m);
-  assert.match(metrics, /^bh_players 0$/m);
-  assert.match(metrics, new RegExp(`^bh_connections_opened_total ${total}$`, "m"));
+  assert.match(metrics, /^bh_connections\{process="single"\} 0$/m);
+  assert.match(metrics, /^bh_players\{process="single"\} 0$/m);
+  assert.match(
+    metrics,
+    new RegExp(`^bh_connections_opened_total\\{process="single"\\} ${total}$`, "m"),
+  );
 });
 
 Deno.test("a player joining the hub does not cost the others the snapshot of that tick", async () => {

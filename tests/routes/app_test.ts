@@ -37,6 +37,8 @@ const HEALTH_KEYS = [
   "instancesFailed",
   "ok",
   "players",
+  "process",
+  "registry",
   "tickAgeMs",
   "ticks",
   "ticksLate",
@@ -61,6 +63,8 @@ Deno.test("GET /healthz is 200 with ok true while the loop ticks", async () => {
   assert.equal(body.players, 1);
   assert.equal(body.connections, 1);
   assert.equal(body.accepting, true);
+  assert.equal(body.process, "single");
+  assert.equal(body.registry, "none", "one process, no registry");
   server.shutdown("test over");
 });
 
@@ -196,9 +200,11 @@ function valueOf(
 ): number {
   const f = families.get(family);
   assert.ok(f, `family ${family}`);
-  const matches = f.samples.filter((s) =>
-    s.name === name && JSON.stringify(s.labels) === JSON.stringify(labels)
-  );
+  // Every sample also carries the process label (checked on its own below).
+  const matches = f.samples.filter((s) => {
+    const { process: _process, ...rest } = s.labels;
+    return s.name === name && JSON.stringify(rest) === JSON.stringify(labels);
+  });
   assert.equal(matches.length, 1, `one ${name}${JSON.stringify(labels)}`);
   return matches[0].value;
 }
@@ -245,7 +251,7 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 16, `README lists ${[...documented.keys()].join(", ")}`);
+  assert.equal(documented.size, 22, `README lists ${[...documented.keys()].join(", ")}`);
   const { clock, server, app } = setup();
   const player = new RawClient(server, "10.0.0.1");
   player.hello("Counted");
@@ -260,6 +266,11 @@ Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prome
     assert.equal(families.get(name)!.type, type, `${name} is a ${type}`);
   }
   for (const name of families.keys()) assert.ok(documented.has(name), `${name} is documented`);
+  for (const f of families.values()) {
+    for (const s of f.samples) {
+      assert.equal(s.labels.process, "single", `${s.name} names its process`);
+    }
+  }
 
   assert.equal(valueOf(families, "bh_instances", { kind: "hub" }), 1);
   assert.equal(valueOf(families, "bh_instances", { kind: "dungeon" }), 0);

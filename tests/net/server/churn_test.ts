@@ -182,9 +182,12 @@ Deno.test("1,000 connect/disconnect cycles of every kind leave nothing behind", 
 
   const app = createApp(s, { clientJs: () => Promise.resolve("") });
   const metrics = await (await app.request("/metrics")).text();
-  assert.match(metrics, /^bh_connections 0$/m);
-  assert.match(metrics, /^bh_players 0$/m);
-  assert.match(metrics, /^bh_instances\{kind="hub"\} 1$/m);
-  assert.match(metrics, /^bh_instances\{kind="dungeon"\} 0$/m);
-  assert.match(metrics, new RegExp(`^bh_connections_opened_total ${total}$`, "m"));
+  assert.match(metrics, /^bh_connections\{process="single"\} 0$/m);
+  assert.match(metrics, /^bh_players\{process="single"\} 0$/m);
+  assert.match(metrics, /^bh_instances\{process="single",kind="hub"\} 1$/m);
+  assert.match(metrics, /^bh_instances\{process="single",kind="dungeon"\} 0$/m);
+  assert.match(
+    metrics,
+    new RegExp(`^bh_connections_opened_total\\{process="single"\\} ${total}$`, "m"),
+  );
 });

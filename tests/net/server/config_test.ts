@@ -18,11 +18,14 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     dev: false,
     shutdownGraceMs: 3000,
     linkSim: undefined,
-    limits: { maxConnections: 200, maxConnectionsPerIp: 8 },
+    limits: { maxConnections: 200, maxConnectionsPerIp: 8, hubCapacity: 200 },
+    processId: "single",
+    cluster: undefined,
   });
   assert.deepEqual(loadConfig({}).limits, {
     maxConnections: LIMITS.maxConnections,
     maxConnectionsPerIp: LIMITS.maxConnectionsPerIp,
+    hubCapacity: LIMITS.hubCapacity,
   });
 });
 
@@ -65,8 +68,40 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
       down: { delayMs: 150, jitterMs: 50, stallMs: 250, stallEveryMs: 4000 },
       seed: 1,
     },
-    limits: { maxConnections: 1000, maxConnectionsPerIp: 1 },
+    limits: { maxConnections: 1000, maxConnectionsPerIp: 1, hubCapacity: 200 },
+    processId: "single",
+    cluster: undefined,
   });
+});
+
+const SECRET_HEX = "ab".repeat(32);
+
+Deno.test("loadConfig() reads a cluster process: registry, public URL, id, shared secret", () => {
+  const config = loadConfig({
+    REGISTRY_URL: "redis://10.0.0.5:6379",
+    PUBLIC_URL: "https://game.example.com/p/1/",
+    PROCESS_ID: "game-1",
+    TOKEN_SECRET: SECRET_HEX,
+    HUB_CAPACITY: "150",
+  });
+  assert.equal(config.processId, "game-1");
+  assert.equal(config.limits.hubCapacity, 150);
+  assert.equal(config.cluster?.registryUrl, "redis://10.0.0.5:6379");
+  assert.equal(config.cluster?.publicUrl, "https://game.example.com/p/1");
+  assert.deepEqual(config.cluster?.tokenSecret, new Uint8Array(32).fill(0xab));
+  for (const url of ["kv:", "kv:/var/lib/bh/registry.db", "rediss://user:pw@redis.internal:6380"]) {
+    const c = loadConfig({
+      REGISTRY_URL: url,
+      PUBLIC_URL: "http://127.0.0.1:8001",
+      TOKEN_SECRET: SECRET_HEX,
+    });
+    assert.equal(c.cluster?.registryUrl, url);
+    assert.match(
+      c.processId,
+      /^p-[A-Za-z0-9_-]{4}$/,
+      "a cluster process without PROCESS_ID gets a random one",
+    );
+  }
 });
 
 Deno.test("loadConfig() turns on dev mode with --dev or DEV=1", () => {
@@ -107,7 +142,11 @@ Deno.test("the shipped deploy/bullet-hell.env.example is a valid configuration",
   assert.equal(config.port, 8000);
   assert.equal(config.publicOrigin, "https://game.example.com");
   assert.equal(config.trustProxy, true);
-  assert.deepEqual(config.limits, { maxConnections: 200, maxConnectionsPerIp: 8 });
+  assert.deepEqual(config.limits, {
+    maxConnections: 200,
+    maxConnectionsPerIp: 8,
+    hubCapacity: 200,
+  });
 });
 
 /** Bad values and the variable each message must name. */
@@ -128,6 +167,34 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
   [{ LINK_SIM: "150,loss=5" }, "LINK_SIM", /unknown setting "loss"/],
   [{ DEBUG_LATENCY_MS: "150" }, "DEBUG_LATENCY_MS", /replaced by LINK_SIM.*LINK_SIM=150/],
   [{ TRUST_PROXY: "yes" }, "TRUST_PROXY", /0 or 1/],
+  [{ HUB_CAPACITY: "0" }, "HUB_CAPACITY", /integer in \[1, 10000\]/],
+  [{ PROCESS_ID: "a/b" }, "PROCESS_ID", /1–16 letters, digits/],
+  [{ PROCESS_ID: "x".repeat(17) }, "PROCESS_ID", /1–16/],
+  [
+    { REGISTRY_URL: "postgres://db" },
+    "REGISTRY_URL",
+    /redis:\/\/HOST:PORT, rediss:\/\/…, kv: or kv:PATH/,
+  ],
+  [
+    { REGISTRY_URL: "kv:", TOKEN_SECRET: "ab".repeat(32) },
+    "PUBLIC_URL",
+    /must be set with REGISTRY_URL/,
+  ],
+  [
+    { REGISTRY_URL: "kv:", PUBLIC_URL: "ws://x", TOKEN_SECRET: "ab".repeat(32) },
+    "PUBLIC_URL",
+    /"ws:\/\/x" must be an http\(s\) URL/,
+  ],
+  [
+    { REGISTRY_URL: "kv:", PUBLIC_URL: "http://x" },
+    "TOKEN_SECRET",
+    /must be set with REGISTRY_URL/,
+  ],
+  [
+    { REGISTRY_URL: "kv:", PUBLIC_URL: "http://x", TOKEN_SECRET: "short" },
+    "TOKEN_SECRET",
+    /at least 32 random bytes/,
+  ],
   [{ TRUST_PROXY: "true" }, "TRUST_PROXY", /0 or 1/],
   [{ PUBLIC_ORIGIN: "ftp://x" }, "PUBLIC_ORIGIN", /"ftp:\/\/x".*not an http\(s\) origin/],
   [{ PUBLIC_ORIGIN: "game.example.com" }, "PUBLIC_ORIGIN", /not an http\(s\) origin/],

@@ -1,0 +1,456 @@
+/**
+ * One process of a cluster: several game processes sharing one registry (Redis
+ * or Deno KV). It announces this process and its instances on a heartbeat,
+ * places players anywhere in the cluster (a hub with room, the portal's dungeon,
+ * the way back), and admits players other processes send here with a signed,
+ * short-lived, single-use ticket. A registry outage blocks new placements only:
+ * instances keep ticking, and players already placed can still go back to the
+ * hub they came from.
+ */
+import { EnterReason } from "../wire/protocol.ts";
+import { CLUSTER_TIMING } from "../../content/net_tuning.ts";
+import {
+  type ClaimRequest,
+  leastLoaded,
+  type Placement,
+  type ProcessRecord,
+  type Registry,
+} from "./registry/mod.ts";
+import { CloseCode } from "../wire/protocol.ts";
+import type { Instance } from "./instance.ts";
+import type { Connection, GameServer, Placer } from "./server.ts";
+import { OnceSet, randomId, type TokenSigner } from "./tokens.ts";
+
+/** What a cluster node needs besides its server. */
+export interface ClusterOptions {
+  readonly registry: Registry;
+  /** Signs and checks tickets: every process of the cluster shares its secret. */
+  readonly signer: TokenSigner;
+  /** This process's id (the prefix of its instance ids). */
+  readonly processId: string;
+  /** Base http(s) URL other processes send players to. */
+  readonly publicUrl: string;
+  /** Wall-clock ms: tickets and records are compared across processes. */
+  readonly wallNow: () => number;
+  readonly timing?: Partial<typeof CLUSTER_TIMING>;
+}
+
+/**
+ * A transfer ticket's payload, an array to keep the hello short: the target
+ * process's boot id, the instance id, its kind (0 hub, 1 dungeon), the party id
+ * (seats held in the registry), the Enter reason, the hub the player came from
+ * ("" if none) and a nonce (a ticket is admitted once).
+ */
+type Ticket = [
+  boot: string,
+  instanceId: string,
+  kind: 0 | 1,
+  partyId: string,
+  reason: number,
+  homeHubId: string,
+  nonce: string,
+];
+
+const MAX_ENTER_REASON = Math.max(...Object.values(EnterReason));
+
+const TICKET_PURPOSE = "transfer";
+
+/** Counters for /metrics. */
+export interface ClusterStats {
+  /** True while the last registry call succeeded. */
+  registryUp: boolean;
+  registryErrors: number;
+  placements: number;
+  ticketsRefused: number;
+}
+
+/** Places players across the cluster; plugs into GameServer as its Placer. */
+export class ClusterNode implements Placer {
+  /** Random per start: tickets name it, so a restart voids every ticket minted for the old process. */
+  readonly boot = randomId(6);
+  readonly processId: string;
+  readonly publicUrl: string;
+  readonly timing: typeof CLUSTER_TIMING;
+  readonly stats: ClusterStats = {
+    registryUp: false,
+    registryErrors: 0,
+    placements: 0,
+    ticketsRefused: 0,
+  };
+  readonly #server: GameServer;
+  readonly #registry: Registry;
+  readonly #signer: TokenSigner;
+  readonly #wallNow: () => number;
+  readonly #once = new OnceSet();
+  /** Live processes as of the last heartbeat: the way back to a hub works without the registry. */
+  #processes = new Map<string, ProcessRecord>();
+  /** Per instance, party members admitted (party id → count, kept while the party lives). */
+  readonly #arrived = new Map<string, Map<string, { count: number; expMs: number }>>();
+  readonly #createdAt = new Map<string, number>();
+  /** Portal parties waiting for a dungeon, per hub; one claim in flight per process. */
+  readonly #portalQueue: { party: Connection[]; from: Instance }[] = [];
+  #placingDungeon = false;
+  #timer: number | undefined;
+  #beating: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(server: GameServer, opts: ClusterOptions) {
+    this.#server = server;
+    this.#registry = opts.registry;
+    this.#signer = opts.signer;
+    this.#wallNow = opts.wallNow;
+    this.processId = opts.processId;
+    this.publicUrl = opts.publicUrl.replace(/\/+$/, "");
+    this.timing = { ...CLUSTER_TIMING, ...opts.timing };
+    server.placer = this;
+  }
+
+  /** Announces this process now and then on every heartbeat. */
+  start(): Promise<void> {
+    this.#stopped = false;
+    return this.#beat();
+  }
+
+  /** Stops the heartbeat and removes this process's records (best effort, bounded). */
+  async stop(opts: { withdrawWithinMs?: number } = {}): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) this.#server.clock.clearTimer(this.#timer);
+    this.#timer = undefined;
+    await this.#beating;
+    const withdraw = this.#registry.withdraw({
+      processId: this.processId,
+      instanceIds: [...this.#server.instances.keys()],
+    }).catch(() => {});
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      withdraw,
+      new Promise((r) => timer = setTimeout(r, opts.withdrawWithinMs ?? 1000)),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Renews this process's records, then schedules the next heartbeat. */
+  #beat(): Promise<void> {
+    this.#beating = this.#announce().finally(() => {
+      this.#beating = undefined;
+      if (this.#stopped) return;
+      this.#timer = this.#server.clock.setTimer(() => {
+        this.#timer = undefined;
+        this.#beat();
+      }, this.timing.heartbeatMs);
+    });
+    return this.#beating;
+  }
+
+  async #announce(): Promise<void> {
+    const server = this.#server;
+    const nowMs = this.#wallNow();
+    const instances = [...server.instances.values()].map((i) => ({
+      id: i.id,
+      kind: i.kind,
+      players: i.size,
+      // A crew's reserved dungeon takes nobody else.
+      accepting: i.kind === "hub" || (i.world.acceptsPlayers && i.reservedFor === undefined),
+      createdAtMs: this.#createdAt.get(i.id) ?? this.#noteCreated(i.id, nowMs),
+      arrived: this.#arrivals(i.id, nowMs),
+    }));
+    for (const id of this.#createdAt.keys()) {
+      if (!server.instances.has(id)) this.#createdAt.delete(id);
+    }
+    try {
+      await this.#registry.announce({
+        id: this.processId,
+        url: this.publicUrl,
+        boot: this.boot,
+        players: server.playerCount,
+        capacity: server.limits.maxConnections,
+        tickP99Ms: server.tickWindow.quantile(0.99),
+      }, instances);
+      this.#processes = new Map((await this.#registry.processes()).map((p) => [p.id, p]));
+      this.#registryOk();
+    } catch (err) {
+      this.#registryFailed("heartbeat", err);
+    }
+  }
+
+  #noteCreated(id: string, nowMs: number): number {
+    this.#createdAt.set(id, nowMs);
+    return nowMs;
+  }
+
+  #arrivals(instanceId: string, nowMs: number): Record<string, number> {
+    const parties = this.#arrived.get(instanceId);
+    if (!parties) return {};
+    const out: Record<string, number> = {};
+    for (const [id, p] of parties) {
+      if (p.expMs <= nowMs) parties.delete(id);
+      else out[id] = p.count;
+    }
+    if (parties.size === 0) this.#arrived.delete(instanceId);
+    return out;
+  }
+
+  #registryOk(): void {
+    if (!this.stats.registryUp) this.#server.log("registry_up", { process: this.processId });
+    this.stats.registryUp = true;
+  }
+
+  #registryFailed(what: string, err: unknown): void {
+    this.stats.registryErrors++;
+    if (this.stats.registryUp || this.stats.registryErrors === 1) {
+      // Once per outage: instances keep ticking, only new placements wait for it.
+      this.#server.log("registry_down", {
+        process: this.processId,
+        during: what,
+        error: String(err),
+      });
+    }
+    this.stats.registryUp = false;
+  }
+
+  // ---------------------------------------------------------------- Placer
+
+  admit(conn: Connection): void {
+    if (conn.ticket === undefined) {
+      this.#server.welcome(conn);
+      this.#placeInHub(conn, EnterReason.Join);
+      return;
+    }
+    const nowMs = this.#wallNow();
+    const checked = this.#signer.verify<Ticket>(TICKET_PURPOSE, conn.ticket, nowMs);
+    const refuse = (why: string) => {
+      this.stats.ticketsRefused++;
+      conn.close(CloseCode.BadTicket, `transfer ticket refused: ${why}; connect without it`);
+    };
+    if (!checked.ok) return refuse(checked.refusal);
+    const t = checked.payload;
+    if (!isTicket(t)) return refuse("malformed");
+    const [boot, instanceId, kind, partyId, reason, homeHubId, nonce] = t;
+    if (boot !== this.boot || !instanceId.startsWith(`${this.processId}/`)) {
+      return refuse("meant for another process");
+    }
+    if (!this.#once.claim(nonce, { expiresAtMs: checked.expiresAtMs, nowMs })) {
+      return refuse("already used");
+    }
+    const server = this.#server;
+    server.welcome(conn);
+    server.counters.transfersIn++;
+    conn.homeHubId = homeHubId || undefined;
+    let target = server.instanceFor(instanceId, kind === 0 ? "hub" : "dungeon");
+    if (kind === 1 && !target.world.acceptsPlayers) {
+      // The fight began while they travelled: a hub here rather than a fight they cannot join.
+      target = server.hubFor(conn);
+    }
+    this.#noteArrival(target.id, partyId, nowMs);
+    server.move(conn, target, reason as EnterReason);
+  }
+
+  toDungeon(party: readonly Connection[], from: Instance): void {
+    this.#portalQueue.push({ party: [...party], from });
+    this.#drainPortal();
+  }
+
+  toHub(conn: Connection, reason: EnterReason): void {
+    const home = conn.homeHubId;
+    const server = this.#server;
+    if (home !== undefined) {
+      const local = server.instances.get(home);
+      if (local && local.size < server.limits.hubCapacity) {
+        server.move(conn, local, reason);
+        return;
+      }
+      // Their hub is elsewhere: a ticket needs no registry, only the process's last known URL.
+      const proc = this.#processes.get(processOf(home));
+      if (!local && proc && proc.id !== this.processId) {
+        this.#send(conn, {
+          instanceId: home,
+          kind: "hub",
+          process: proc,
+          partyId: randomId(6),
+          reason,
+        });
+        return;
+      }
+    }
+    this.#placeInHub(conn, reason);
+  }
+
+  instanceGone(id: string): void {
+    this.#arrived.delete(id);
+    this.#createdAt.delete(id);
+    this.#registry.withdraw({ instanceIds: [id] }).catch((err) =>
+      this.#registryFailed("withdraw", err)
+    );
+  }
+
+  // ---------------------------------------------------------------- placement
+
+  /** The fullest hub with room anywhere; this process's own hub if the registry is down. */
+  #placeInHub(conn: Connection, reason: EnterReason): void {
+    const server = this.#server;
+    const fallback = (why: string) => {
+      if (conn.state !== "playing") return;
+      server.log("placement_local", { player: conn.playerId, reason: why });
+      server.move(conn, server.hubFor(conn), reason);
+    };
+    this.#claim({ kind: "hub", members: [conn.name], capacity: server.limits.hubCapacity })
+      .then((placed) => {
+        if (conn.state !== "playing" || conn.instance) return;
+        if (!placed) return fallback("no process can take another player");
+        this.#send(conn, {
+          instanceId: placed.instance.id,
+          kind: "hub",
+          process: placed.process,
+          partyId: placed.party.id,
+          reason,
+        });
+      })
+      .catch((err) => {
+        this.#registryFailed("hub placement", err);
+        fallback(`registry unreachable: ${(err as Error).message}`);
+      });
+  }
+
+  /** Places waiting portal parties one claim at a time, so a party is never split by a race. */
+  #drainPortal(): void {
+    if (this.#placingDungeon) return;
+    const next = this.#portalQueue.shift();
+    if (!next) return;
+    const { from } = next;
+    const max = this.#server.limits.maxPlayersPerDungeon;
+    // Who entered this hub's portal while the last claim was in flight travels with them.
+    for (let i = 0; i < this.#portalQueue.length && next.party.length < max;) {
+      const q = this.#portalQueue[i];
+      if (q.from !== from || q.party.length + next.party.length > max) {
+        i++;
+        continue;
+      }
+      next.party.push(...q.party);
+      this.#portalQueue.splice(i, 1);
+    }
+    const party = next.party.filter((c) => c.state === "playing" && c.instance === from);
+    if (party.length === 0) return this.#drainPortal();
+    this.#placingDungeon = true;
+    this.#claim({
+      kind: "dungeon",
+      members: party.map((c) => c.name),
+      capacity: max,
+    }).then((placed) => {
+      const here = party.filter((c) => c.state === "playing" && c.instance === from);
+      if (!placed) {
+        for (const c of here) {
+          this.#server.refusePortal(c, "no game process has room for a dungeon");
+        }
+        return;
+      }
+      for (const c of here) {
+        this.#send(c, {
+          instanceId: placed.instance.id,
+          kind: "dungeon",
+          process: placed.process,
+          partyId: placed.party.id,
+          reason: EnterReason.Portal,
+        });
+      }
+    }).catch((err) => {
+      this.#registryFailed("dungeon placement", err);
+      for (const c of party) {
+        if (c.state === "playing" && c.instance === from) {
+          this.#server.refusePortal(
+            c,
+            "dungeons are unavailable: the game registry cannot be reached. Try again shortly",
+          );
+        }
+      }
+    }).finally(() => {
+      this.#placingDungeon = false;
+      this.#drainPortal();
+    });
+  }
+
+  async #claim(
+    req: Pick<ClaimRequest, "kind" | "members" | "capacity">,
+  ): Promise<Placement | undefined> {
+    const placed = await this.#registry.claim({
+      ...req,
+      partyId: randomId(6),
+      prefer: req.kind === "hub" ? "fullest" : "newest",
+      pickProcess: (loads) =>
+        leastLoaded(loads, {
+          seats: req.members.length,
+          tickBudgetMs: this.timing.tickBudgetMs,
+          preferId: this.processId,
+        }),
+      newInstanceId: (p) => `${p.id}/${req.kind}-${randomId(4)}`,
+    });
+    this.#registryOk();
+    if (placed) this.stats.placements++;
+    return placed;
+  }
+
+  /** Moves a player into a placed instance: here at once, elsewhere with a ticket. */
+  #send(
+    conn: Connection,
+    to: {
+      instanceId: string;
+      kind: "hub" | "dungeon";
+      process: ProcessRecord;
+      partyId: string;
+      reason: EnterReason;
+    },
+  ): void {
+    const server = this.#server;
+    const nowMs = this.#wallNow();
+    if (to.process.id === this.processId) {
+      const target = server.instanceFor(to.instanceId, to.kind);
+      this.#noteArrival(target.id, to.partyId, nowMs);
+      server.move(conn, target, to.reason);
+      return;
+    }
+    const from = conn.instance;
+    const payload: Ticket = [
+      to.process.boot,
+      to.instanceId,
+      to.kind === "hub" ? 0 : 1,
+      to.partyId,
+      to.reason,
+      from?.kind === "hub" ? from.id : conn.homeHubId ?? "",
+      randomId(6),
+    ];
+    const ticket = this.#signer.sign(TICKET_PURPOSE, {
+      payload,
+      expiresAtMs: nowMs + this.timing.ticketTtlMs,
+    });
+    server.handOff(conn, { url: wsUrl(to.process.url), ticket, reason: to.reason });
+  }
+
+  #noteArrival(instanceId: string, partyId: string, nowMs: number): void {
+    let parties = this.#arrived.get(instanceId);
+    if (!parties) this.#arrived.set(instanceId, parties = new Map());
+    const p = parties.get(partyId) ?? { count: 0, expMs: nowMs + this.timing.partyTtlMs };
+    p.count++;
+    parties.set(partyId, p);
+  }
+}
+
+/** The process part of an instance id (`p1/dungeon-3` → `p1`). */
+function processOf(instanceId: string): string {
+  const slash = instanceId.indexOf("/");
+  return slash < 0 ? "" : instanceId.slice(0, slash);
+}
+
+/** The game socket of a process: its public URL with ws(s): and /ws. */
+export function wsUrl(publicUrl: string): string {
+  const u = new URL(publicUrl);
+  u.protocol = u.protocol === "https:" ? "wss:" : "ws:";
+  u.pathname = u.pathname.replace(/\/+$/, "") + "/ws";
+  return u.toString();
+}
+
+function isTicket(t: unknown): t is Ticket {
+  if (!Array.isArray(t) || t.length !== 7) return false;
+  const [boot, instanceId, kind, partyId, reason, home, nonce] = t;
+  return typeof boot === "string" && typeof instanceId === "string" && (kind === 0 || kind === 1) &&
+    typeof partyId === "string" && Number.isInteger(reason) && reason >= 0 &&
+    reason <= MAX_ENTER_REASON && typeof home === "string" && typeof nonce === "string";
+}
