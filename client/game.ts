@@ -38,6 +38,8 @@ const CALM_KEY = "warden.calm";
 /** Ticks keep flowing from a timer too: rAF stops in background tabs and stalls on slow frames. */
 const TICK_INTERVAL_MS = 8;
 const NETGRAPH_PERIOD_MS = 250;
+/** Above this many players in an instance, joins and leaves are not toasted. */
+const CROWD_TOASTS_MAX = 8;
 
 const CANCEL_TEXT: Record<EscapeCancelReason, string> = {
   damage: "Escape cancelled — you took damage",
@@ -184,12 +186,12 @@ export class Game {
     this.#stopLoops();
     this.input.detach();
     this.sound.detach();
-    this.#client?.socket.close(1000, "page closed");
+    this.#client?.close(1000, "page closed");
   }
 
   #connect(): void {
     this.#stopLoops();
-    this.#client?.socket.close(1000, "reconnecting");
+    this.#client?.close(1000, "reconnecting");
     this.error.value = "";
     this.screen.value = "connecting";
     this.hud.reset();
@@ -485,14 +487,24 @@ export class Game {
         }
         break;
       case "playerJoined":
-        if (!this.#isSelf(e.playerId)) hud.toast(`${e.name} joined`, { nowMs: now });
+        if (!this.#isSelf(e.playerId) && !this.#crowded()) {
+          hud.toast(`${e.name} joined`, { nowMs: now });
+        }
         break;
       case "playerLeft":
-        if (!this.#isSelf(e.playerId)) {
+        if (!this.#isSelf(e.playerId) && !this.#crowded()) {
           hud.toast(`${this.#nameOf(e.playerId)} left`, { nowMs: now });
         }
         break;
+      case "portalRefused":
+        if (this.#isSelf(e.playerId)) hud.toast(e.reason, { nowMs: now, forMs: 6000 });
+        break;
     }
+  }
+
+  /** A busy hub: comings and goings are no news there. */
+  #crowded(): boolean {
+    return (this.#client?.runtime.roster.size ?? 0) > CROWD_TOASTS_MAX;
   }
 }
 

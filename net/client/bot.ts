@@ -97,7 +97,7 @@ export class Bot {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (this.client.socket.readyState <= WebSocket.OPEN) this.client.socket.close(1000, "bot done");
+    if (this.client.socket.readyState <= WebSocket.OPEN) this.client.close(1000, "bot done");
     await this.client.closed;
   }
 }

@@ -46,13 +46,14 @@ import {
   ServerKind,
   type SnapshotMsg,
   StageCode,
+  type TransferMsg,
 } from "../wire/protocol.ts";
 
 /** What the player wants this tick, before it becomes a frame. */
 export type InputSample = Omit<InputFrame, "tick">;
 
 /** Where the runtime stands. */
-export type RuntimePhase = "connecting" | "playing" | "rejected" | "closed";
+export type RuntimePhase = "connecting" | "playing" | "transferring" | "rejected" | "closed";
 
 /** Figures a netgraph shows. */
 export interface NetStats {
@@ -94,6 +95,11 @@ export interface RuntimeOptions {
    * confirmed by the server's volley, or refused by it (it was taken back).
    */
   readonly onOwnShot?: (note: OwnShotNote) => void;
+  /**
+   * Called when the server hands the player to another process: reconnect to `url` and
+   * say hello there with `ticket` (ws_client.ts does this in the same page).
+   */
+  readonly onTransfer?: (transfer: TransferMsg) => void;
 }
 
 const PING_INTERVAL_MS = 1000;
@@ -119,6 +125,9 @@ export class ClientRuntime {
   readonly #onHit: RuntimeOptions["onHit"];
   readonly #onResults: RuntimeOptions["onResults"];
   readonly #onOwnShot: RuntimeOptions["onOwnShot"];
+  readonly #onTransfer: RuntimeOptions["onTransfer"];
+  /** Transfers to another process so far (each one a reconnect in the same page). */
+  transfers = 0;
   readonly #encoder = new MessageEncoder();
   readonly #decoder = new MessageDecoder();
 
@@ -180,13 +189,22 @@ export class ClientRuntime {
     this.#onHit = opts.onHit;
     this.#onResults = opts.onResults;
     this.#onOwnShot = opts.onOwnShot;
+    this.#onTransfer = opts.onTransfer;
   }
 
-  /** Introduces the player; call once the socket is open. */
-  hello(name: string, nowMs: number, version = PROTOCOL_VERSION): void {
-    this.#window.startMs = nowMs;
+  /**
+   * Introduces the player; call once the socket is open. After a transfer, the new
+   * socket's hello carries the ticket the old process handed out.
+   */
+  hello(name: string, nowMs: number, opts: { version?: number; ticket?: string } = {}): void {
+    if (this.phase !== "transferring") this.#window.startMs = nowMs;
     this.#helloAtMs = nowMs;
-    this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
+    this.#out(encodeClientMessage(this.#encoder, {
+      kind: ClientKind.Hello,
+      version: opts.version ?? PROTOCOL_VERSION,
+      name,
+      ticket: opts.ticket,
+    }));
   }
 
   /** Answers the results screen: back to the hub, or again with this crew. */
@@ -216,6 +234,8 @@ export class ClientRuntime {
       case ServerKind.Welcome:
         this.playerId = msg.playerId;
         this.phase = "playing";
+        // A refused transfer ticket said why before the fallback connection got in.
+        this.closeReason = "";
         // The hello's round trip is a first RTT sample: without it, the first frames
         // would name ticks the server has already run and be dropped as stale.
         if (this.#clock.rttMs === 0) this.#clock.addRtt(Math.max(1, nowMs - this.#helloAtMs));
@@ -239,6 +259,12 @@ export class ClientRuntime {
         return;
       case ServerKind.Results:
         this.#onResults?.(msg);
+        return;
+      case ServerKind.Transfer:
+        // The world stays on screen until the new process's Enter replaces it.
+        this.phase = "transferring";
+        this.transfers++;
+        this.#onTransfer?.(msg);
         return;
       case ServerKind.Pong: {
         this.#clock.addRtt(Math.max(0, (nowMs >>> 0) - msg.clientTimeMs));

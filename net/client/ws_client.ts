@@ -1,15 +1,25 @@
 /**
  * Wires a ClientRuntime to a WebSocket (the browser's or Deno's, same API).
- * The socket carries binary CBOR only.
+ * The socket carries binary CBOR only. When the server hands the player to
+ * another process (a Transfer), the same runtime moves to a new socket there,
+ * saying hello with the ticket: no reload, and the page sees one connection.
+ * If the target cannot be reached or refuses the ticket, the client falls back
+ * to the URL it first opened, as a fresh arrival.
  */
 import { ClientRuntime, type RuntimeOptions } from "./runtime.ts";
+import { CloseCode } from "../wire/protocol.ts";
 
-/** A runtime on an open-or-opening socket. */
+/** A runtime on an open-or-opening socket (the current one, after any transfers). */
 export interface WsClient {
   readonly runtime: ClientRuntime;
+  /** The socket in use now. */
   readonly socket: WebSocket;
-  /** Resolves once the socket has closed, with the close code and reason. */
+  /** The URL of the socket in use now. */
+  readonly url: string;
+  /** Resolves once the connection has ended (not on a transfer), with the last close. */
   readonly closed: Promise<{ code: number; reason: string }>;
+  /** Closes the current socket for good. */
+  close(code?: number, reason?: string): void;
 }
 
 /** Opens `url`, says hello as `name` and feeds the runtime every message. */
@@ -23,29 +33,70 @@ export function connectClient(
     onError?: (err: Error) => void;
   },
 ): WsClient {
-  const socket = new WebSocket(url);
-  socket.binaryType = "arraybuffer";
+  let socket: WebSocket;
+  let currentUrl = url;
+  let ended = false;
+  let resolveClosed: (c: { code: number; reason: string }) => void = () => {};
+  const closed = new Promise<{ code: number; reason: string }>((r) => resolveClosed = r);
   const runtime = new ClientRuntime({
     ...opts,
     send: (data) => {
       if (socket.readyState === WebSocket.OPEN) socket.send(data);
     },
+    onTransfer: (t) => {
+      opts.onTransfer?.(t);
+      // The old process closes its socket (4011) once the Transfer is out; we move now.
+      open(t.url, t.ticket);
+    },
   });
-  socket.onopen = () => runtime.hello(opts.name, opts.now(), opts.version);
-  socket.onmessage = (evt) => {
-    if (!(evt.data instanceof ArrayBuffer)) return;
-    try {
-      runtime.receive(new Uint8Array(evt.data), opts.now());
-    } catch (err) {
-      opts.onError?.(err as Error);
-      socket.close(4000, "client could not decode a server message");
-    }
-  };
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    socket.onclose = (evt) => {
-      runtime.closed(evt.reason || `connection closed (${evt.code})`);
-      resolve({ code: evt.code, reason: evt.reason });
+
+  const open = (target: string, ticket: string | undefined) => {
+    const previous = socket as WebSocket | undefined;
+    const ws = new WebSocket(target);
+    socket = ws;
+    currentUrl = target;
+    ws.binaryType = "arraybuffer";
+    if (previous && previous.readyState <= WebSocket.OPEN) previous.close(1000, "transferred");
+    let welcomed = false;
+    ws.onopen = () => runtime.hello(opts.name, opts.now(), { version: opts.version, ticket });
+    ws.onmessage = (evt) => {
+      if (ws !== socket || !(evt.data instanceof ArrayBuffer)) return;
+      welcomed = true;
+      try {
+        runtime.receive(new Uint8Array(evt.data), opts.now());
+      } catch (err) {
+        opts.onError?.(err as Error);
+        ws.close(4000, "client could not decode a server message");
+      }
     };
-  });
-  return { runtime, socket, closed };
+    ws.onclose = (evt) => {
+      if (ws !== socket) return; // superseded by a transfer
+      if (ticket !== undefined && !welcomed || evt.code === CloseCode.BadTicket) {
+        // The target is gone or refused the ticket: start over where we first came in.
+        if (target !== url && !ended) {
+          open(url, undefined);
+          return;
+        }
+      }
+      ended = true;
+      runtime.closed(evt.reason || `connection closed (${evt.code})`);
+      resolveClosed({ code: evt.code, reason: evt.reason });
+    };
+  };
+  open(url, undefined);
+
+  return {
+    runtime,
+    get socket() {
+      return socket;
+    },
+    get url() {
+      return currentUrl;
+    },
+    closed,
+    close(code = 1000, reason = "") {
+      ended = true;
+      socket.close(code, reason);
+    },
+  };
 }

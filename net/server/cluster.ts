@@ -375,6 +375,7 @@ export class ClusterNode implements Placer {
       ...req,
       partyId: randomId(6),
       prefer: req.kind === "hub" ? "fullest" : "newest",
+      preferProcessId: this.processId,
       pickProcess: (loads) =>
         leastLoaded(loads, {
           seats: req.members.length,

@@ -74,6 +74,8 @@ export interface ClaimRequest {
   readonly capacity: number;
   /** Which instance with room wins: the newest (dungeons) or the fullest (hubs). */
   readonly prefer: "newest" | "fullest";
+  /** Among equals, an instance of this process wins (no hop for the player). */
+  readonly preferProcessId?: string;
   /** Picks the process for a new instance when none has room; undefined: none can take it. */
   readonly pickProcess: (loads: readonly ProcessLoad[]) => ProcessRecord | undefined;
   /** Names a new instance on `process` (unique across the deployment). */
@@ -187,7 +189,7 @@ export class Registry {
         loads.set(inst.processId, (loads.get(inst.processId) ?? 0) + filled);
         if (inst.kind !== req.kind || !inst.accepting) continue;
         if (filled + seatsWanted > req.capacity) continue;
-        if (!best || better(req.prefer, { inst, filled }, best)) best = { inst, filled };
+        if (!best || better(req, { inst, filled }, best)) best = { inst, filled };
       }
       if (best) {
         const placed = await this.#hold(req, {
@@ -281,11 +283,13 @@ function heldSeats(
 }
 
 function better(
-  prefer: ClaimRequest["prefer"],
+  req: ClaimRequest,
   a: { inst: InstanceRecord; filled: number },
   b: { inst: InstanceRecord; filled: number },
 ): boolean {
-  if (prefer === "fullest" && a.filled !== b.filled) return a.filled > b.filled;
+  if (req.prefer === "fullest" && a.filled !== b.filled) return a.filled > b.filled;
+  const aHere = a.inst.processId === req.preferProcessId;
+  if (aHere !== (b.inst.processId === req.preferProcessId)) return aHere;
   if (a.inst.createdAtMs !== b.inst.createdAtMs) return a.inst.createdAtMs > b.inst.createdAtMs;
   return a.inst.id > b.inst.id;
 }

@@ -1,0 +1,308 @@
+/**
+ * Several GameServers sharing one registry (the memory store), in process on one
+ * ManualClock: the portal places a party on the least-loaded process and hands
+ * each member a Transfer; the target admits each signed ticket once and puts the
+ * party in one dungeon; forged, expired and misdirected tickets are refused with
+ * 4012; a registry outage refuses the portal with a clear message while every
+ * instance keeps ticking; a process that stops beating vanishes from the registry.
+ * Also hub shards on one process. Real codec, real server paths; no sockets.
+ */
+import assert from "node:assert/strict";
+import { HUB } from "../../../content/mod.ts";
+import { ClusterNode } from "../../../net/server/cluster.ts";
+import { MemoryStore, Registry } from "../../../net/server/registry/mod.ts";
+import { ManualClock } from "../../../net/server/scheduler.ts";
+import { GameServer } from "../../../net/server/server.ts";
+import { TokenSigner } from "../../../net/server/tokens.ts";
+import { encodeClientMessage, MessageEncoder } from "../../../net/wire/codec.ts";
+import {
+  ClientKind,
+  CloseCode,
+  type EnterMsg,
+  EnterReason,
+  PROTOCOL_VERSION,
+  ServerKind,
+  type TransferMsg,
+} from "../../../net/wire/protocol.ts";
+import { TICK_MS } from "../../../sim/mod.ts";
+import { RawClient } from "../_harness.ts";
+
+const SECRET = new Uint8Array(32).fill(7);
+const WALL_BASE_MS = 1_700_000_000_000;
+
+/** A process of the test cluster. */
+interface Proc {
+  readonly id: string;
+  readonly server: GameServer;
+  readonly node: ClusterNode;
+}
+
+class Cluster {
+  readonly clock = new ManualClock();
+  readonly store = new MemoryStore({ now: () => this.wallNow() });
+  readonly registry = new Registry(this.store, {
+    now: () => this.wallNow(),
+    heartbeatTtlMs: 5000,
+    partyTtlMs: 15_000,
+  });
+  readonly procs: Proc[] = [];
+  #ip = 1;
+
+  wallNow(): number {
+    return WALL_BASE_MS + this.clock.now();
+  }
+
+  async add(id: string): Promise<Proc> {
+    const server = new GameServer({
+      clock: this.clock,
+      seed: this.procs.length + 1,
+      instancePrefix: `${id}/`,
+      processId: id,
+      limits: { maxConnectionsPerIp: 1000 },
+    });
+    const node = new ClusterNode(server, {
+      registry: this.registry,
+      signer: new TokenSigner(SECRET),
+      processId: id,
+      publicUrl: `http://${id}.test:8000`,
+      wallNow: () => this.wallNow(),
+    });
+    server.start();
+    await node.start();
+    const proc = { id, server, node };
+    this.procs.push(proc);
+    return proc;
+  }
+
+  /** Lets `ms` pass, a tick at a time, letting registry calls complete between ticks. */
+  async run(ms: number): Promise<void> {
+    for (let t = 0; t < ms; t += TICK_MS) {
+      this.clock.advance(TICK_MS);
+      await settle();
+    }
+  }
+
+  /** A player saying hello to `proc` (with a transfer ticket, if given). */
+  join(proc: Proc, name: string, ticket?: string): RawClient {
+    const c = new RawClient(proc.server, `10.1.0.${this.#ip++}`);
+    c.send(encodeClientMessage(new MessageEncoder(), {
+      kind: ClientKind.Hello,
+      version: PROTOCOL_VERSION,
+      name,
+      ticket,
+    }));
+    return c;
+  }
+
+  procOf(url: string): Proc {
+    const p = this.procs.find((p) => url === `ws://${p.id}.test:8000/ws`);
+    assert.ok(p, `no process answers ${url}`);
+    return p;
+  }
+
+  async stop(): Promise<void> {
+    for (const p of this.procs) {
+      await p.node.stop({ withdrawWithinMs: 10 });
+      p.server.shutdown("test over");
+    }
+  }
+}
+
+/** Lets pending promise callbacks (registry calls on the memory store) run. */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) await Promise.resolve();
+}
+
+function lastEnter(c: RawClient): EnterMsg | undefined {
+  return c.transport.messages().filter((m): m is EnterMsg => m.kind === ServerKind.Enter).at(-1);
+}
+
+function transferOf(c: RawClient): TransferMsg | undefined {
+  return c.transport.messages().find((m): m is TransferMsg => m.kind === ServerKind.Transfer);
+}
+
+/** Puts a player's ship on the portal of the hub it stands in. */
+function onPortal(c: RawClient): void {
+  const hub = c.conn.instance!;
+  const ship = hub.world.players.get(c.conn.playerId)!;
+  [ship.x, ship.y] = [HUB.portal!.x, HUB.portal!.y];
+}
+
+Deno.test("a portal party on A lands together in a new dungeon on the idle process B, by ticket", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  const party = ["Ann", "Bob", "Cy"].map((n) => cluster.join(a, n));
+  await cluster.run(50);
+  for (const c of party) assert.equal(lastEnter(c)?.instanceId, "a/hub", "joined A's own hub");
+
+  for (const c of party) onPortal(c);
+  await cluster.run(50);
+  const transfers = party.map(transferOf);
+  for (const t of transfers) {
+    assert.ok(t, "each member was handed a Transfer");
+    assert.equal(t.url, "ws://b.test:8000/ws", "A hosts 3 players, B none: B takes the dungeon");
+    assert.equal(t.reason, EnterReason.Portal);
+  }
+  for (const c of party) {
+    assert.equal(c.transport.closedWith?.code, CloseCode.Transferred);
+    assert.equal(c.conn.state, "closed");
+  }
+  assert.equal(a.server.hub.size, 0, "they left A's hub");
+
+  const arrived = transfers.map((t, i) => cluster.join(b, ["Ann", "Bob", "Cy"][i], t!.ticket));
+  const enters = arrived.map(lastEnter);
+  assert.ok(enters[0]);
+  assert.match(enters[0].instanceId, /^b\/dungeon-/);
+  for (const e of enters) {
+    assert.equal(e?.instanceId, enters[0].instanceId, "the party stays together");
+    assert.equal(e?.reason, EnterReason.Portal);
+  }
+  assert.equal(b.server.instances.get(enters[0].instanceId)?.size, 3);
+  assert.equal(b.server.counters.transfersIn, 3);
+  assert.equal(a.server.counters.transfersOut, 3);
+
+  // A fourth player from A's hub joins them: the newest dungeon with room, on B.
+  const dee = cluster.join(a, "Dee");
+  await cluster.run(50);
+  onPortal(dee);
+  await cluster.run(50);
+  const deeTransfer = transferOf(dee);
+  assert.equal(deeTransfer?.url, "ws://b.test:8000/ws");
+  const deeThere = cluster.join(b, "Dee", deeTransfer!.ticket);
+  assert.equal(lastEnter(deeThere)?.instanceId, enters[0].instanceId);
+  await cluster.stop();
+});
+
+Deno.test("a ticket is admitted once; forged, expired and misdirected ones get 4012, nobody else notices", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  const c = await cluster.add("c");
+  const bystander = cluster.join(b, "Bystander");
+  const ann = cluster.join(a, "Ann");
+  await cluster.run(50);
+  onPortal(ann);
+  await cluster.run(50);
+  const t = transferOf(ann)!;
+  const target = cluster.procOf(t.url);
+  const other = target === b ? c : b;
+
+  const refused = (client: RawClient, why: RegExp) => {
+    assert.equal(client.transport.closedWith?.code, CloseCode.BadTicket);
+    assert.match(client.transport.closedWith!.reason, why);
+    const reject = client.transport.messages().find((m) => m.kind === ServerKind.Reject);
+    assert.ok(reject, "a Reject says why before the close");
+    assert.equal(client.transport.messages().some((m) => m.kind === ServerKind.Welcome), false);
+  };
+  refused(cluster.join(other, "Ann", t.ticket), /meant for another process/);
+  const [body, tag] = t.ticket.split(".");
+  refused(cluster.join(target, "Ann", `${body}.${tag.slice(0, -2)}AA`), /signature|malformed/);
+  refused(cluster.join(target, "Ann", "e30.AAAAAAAAAAAAAAAAAAAAAA"), /malformed|signature/);
+  // A well-formed ticket for this very process, signed with another secret.
+  const forged = new TokenSigner(new Uint8Array(32).fill(9)).sign("transfer", {
+    payload: [target.node.boot, `${target.id}/dungeon-x`, 1, "p", EnterReason.Portal, "", "n"],
+    expiresAtMs: cluster.wallNow() + 5000,
+  });
+  refused(cluster.join(target, "Mallory", forged), /signature/);
+
+  const first = cluster.join(target, "Ann", t.ticket);
+  assert.match(lastEnter(first)?.instanceId ?? "", new RegExp(`^${target.id}/dungeon-`));
+  refused(cluster.join(target, "Ann", t.ticket), /already used/);
+
+  const bob = cluster.join(a, "Bob");
+  await cluster.run(50);
+  onPortal(bob);
+  await cluster.run(50);
+  const late = transferOf(bob)!;
+  await cluster.run(10_500); // past the ticket's 10 s
+  refused(cluster.join(cluster.procOf(late.url), "Bob", late.ticket), /expired/);
+
+  assert.equal(bystander.conn.state, "playing");
+  assert.equal(bystander.transport.closedWith, undefined);
+  await cluster.stop();
+});
+
+Deno.test("a registry outage refuses the portal with a clear message; every instance keeps ticking", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  const [ann, bob] = ["Ann", "Bob"].map((n) => cluster.join(a, n));
+  await cluster.run(50);
+  onPortal(ann);
+  await cluster.run(50);
+  const fighter = cluster.join(b, "Ann", transferOf(ann)!.ticket);
+  const dungeon = b.server.instances.get(lastEnter(fighter)!.instanceId)!;
+  const dungeonTick = dungeon.world.tick;
+
+  cluster.store.down = true;
+  onPortal(bob);
+  await cluster.run(1500);
+  assert.equal(transferOf(bob), undefined, "no placement without the registry");
+  assert.equal(bob.conn.state, "playing");
+  assert.equal(bob.conn.instance, a.server.hub, "still in the hub");
+  assert.equal(a.server.hub.world.players.get(bob.conn.playerId)?.status, "active", "free to move");
+  const refusal = bob.transport.messages().flatMap((m) =>
+    m.kind === ServerKind.Events ? m.events : []
+  ).find((e) => e.type === "portalRefused");
+  assert.ok(refusal && refusal.type === "portalRefused");
+  assert.equal(refusal.playerId, bob.conn.playerId);
+  assert.match(refusal.reason, /registry cannot be reached/);
+  assert.ok(dungeon.world.tick >= dungeonTick + 80, "B's dungeon ran on through the outage");
+  assert.equal(a.node.stats.registryUp, false);
+  assert.equal(a.server.counters.portalRefusals, 1);
+
+  cluster.store.down = false;
+  await cluster.run(1100); // the next heartbeat finds it back
+  assert.equal(a.node.stats.registryUp, true);
+  onPortal(bob);
+  await cluster.run(50);
+  assert.ok(transferOf(bob) || bob.conn.instance?.kind === "dungeon", "placed once it is back");
+  await cluster.stop();
+});
+
+Deno.test("a process that stops beating leaves the registry within the TTL; its URL gets nobody", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  await cluster.run(100);
+  assert.deepEqual((await cluster.registry.processes()).map((p) => p.id).sort(), ["a", "b"]);
+  // b "dies": its heartbeat stops and its process is never heard from again.
+  await b.node.stop({ withdrawWithinMs: 0 }).catch(() => {});
+  b.server.scheduler.stop();
+  await cluster.run(5200);
+  const live = await cluster.registry.processes();
+  assert.deepEqual(live.map((p) => p.id), ["a"]);
+  assert.ok((await cluster.registry.instances()).every((i) => i.processId === "a"));
+  const ann = cluster.join(a, "Ann");
+  await cluster.run(50);
+  onPortal(ann);
+  await cluster.run(50);
+  assert.equal(ann.conn.instance?.id.startsWith("a/dungeon-"), true, "placed here, not on dead b");
+  await cluster.stop();
+});
+
+Deno.test("one process shards its hub at the cap: players fill the fullest hub, empty shards go", () => {
+  const clock = new ManualClock();
+  const server = new GameServer({ clock, seed: 1, limits: { hubCapacity: 3 } });
+  const clients = Array.from({ length: 7 }, (_, i) => {
+    const c = new RawClient(server, `10.2.0.${i}`);
+    c.hello(`P${i}`);
+    return c;
+  });
+  const ids = clients.map((c) => c.conn.instance!.id);
+  assert.deepEqual(ids, ["hub", "hub", "hub", "hub-2", "hub-2", "hub-2", "hub-3"]);
+  const enter = lastEnter(clients[4])!;
+  assert.deepEqual(
+    enter.roster.map((r) => r.name).sort(),
+    ["P3", "P4"],
+    "the roster is your own hub",
+  );
+  for (const c of clients.slice(3, 6)) c.hangUp();
+  assert.equal(server.instances.has("hub-2"), false, "an empty shard is destroyed");
+  assert.equal(server.instances.has("hub"), true, "the first hub stays");
+  const late = new RawClient(server, "10.2.0.99");
+  late.hello("Late");
+  assert.equal(late.conn.instance!.id, "hub-3", "the fullest hub with room");
+  server.shutdown("test over");
+});
