@@ -119,6 +119,8 @@ export const CLUSTER_TIMING = {
   ticketTtlMs: 10_000,
   /** A party holds its seats while its members travel, this long at most. */
   partyTtlMs: 15_000,
-  /** Tick p99 that counts as a full process when placing new instances. */
+  /** Mean tick time that counts as a full process when placing new instances. */
   tickBudgetMs: 8,
+  /** Mean tick time below this is not load worth comparing processes by. */
+  tickQuietMs: 1,
 } as const;

@@ -39,8 +39,9 @@ export class Bot {
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(url: string, opts: { name: string; now?: () => number }) {
+  constructor(url: string, opts: { name: string; now?: () => number; mode?: BotMode }) {
     this.name = opts.name;
+    this.mode = opts.mode ?? "portal";
     this.#now = opts.now ?? (() => performance.now());
     this.client = connectClient(url, {
       name: opts.name,

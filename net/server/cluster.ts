@@ -164,7 +164,7 @@ export class ClusterNode implements Placer {
         boot: this.boot,
         players: server.playerCount,
         capacity: server.limits.maxConnections,
-        tickP99Ms: server.tickWindow.quantile(0.99),
+        tickMeanMs: server.tickWindow.mean(),
       }, instances);
       this.#processes = new Map((await this.#registry.processes()).map((p) => [p.id, p]));
       this.#registryOk();
@@ -380,6 +380,7 @@ export class ClusterNode implements Placer {
         leastLoaded(loads, {
           seats: req.members.length,
           tickBudgetMs: this.timing.tickBudgetMs,
+          tickQuietMs: this.timing.tickQuietMs,
           preferId: this.processId,
         }),
       newInstanceId: (p) => `${p.id}/${req.kind}-${randomId(4)}`,

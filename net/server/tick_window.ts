@@ -16,6 +16,13 @@ export class TickWindow {
     if (this.#count < this.#ms.length) this.#count++;
   }
 
+  /** The mean of the recorded durations; 0 before any. */
+  mean(): number {
+    let sum = 0;
+    for (let i = 0; i < this.#count; i++) sum += this.#ms[i];
+    return this.#count === 0 ? 0 : sum / this.#count;
+  }
+
   /** The `q` quantile (0–1) of the recorded durations; 0 before any. */
   quantile(q: number): number {
     if (this.#count === 0) return 0;

@@ -24,8 +24,11 @@ export interface ProcessRecord {
   readonly players: number;
   /** Players it takes at most (its connection limit). */
   readonly capacity: number;
-  /** Recent tick duration, 99th percentile, ms. */
-  readonly tickP99Ms: number;
+  /**
+   * Mean tick duration over the last 10 s, ms: the CPU the process spends. (A p99 of
+   * wall time on a shared machine measures the neighbours' preemptions as much.)
+   */
+  readonly tickMeanMs: number;
   readonly heartbeatAtMs: number;
 }
 
@@ -296,17 +299,20 @@ function better(
 
 /**
  * The least-loaded process that can take `seats` more players: load is the share
- * of its player capacity in use plus its tick p99 as a share of `tickBudgetMs`.
- * Ties go to `preferId` (no hop), then to the smaller id.
+ * of its player capacity in use plus, once its mean tick passes `tickQuietMs`
+ * (below that it is scheduling noise, not load), how far it has gone towards
+ * `tickBudgetMs`. Ties go to `preferId` (no hop), then to the smaller id.
  */
 export function leastLoaded(
   loads: readonly ProcessLoad[],
-  opts: { seats: number; tickBudgetMs: number; preferId?: string },
+  opts: { seats: number; tickBudgetMs: number; tickQuietMs?: number; preferId?: string },
 ): ProcessRecord | undefined {
+  const quietMs = opts.tickQuietMs ?? 0;
   let best: { p: ProcessRecord; score: number } | undefined;
   for (const { process: p, seats } of loads) {
     if (seats + opts.seats > p.capacity) continue;
-    const score = seats / p.capacity + p.tickP99Ms / opts.tickBudgetMs;
+    const busy = Math.max(0, p.tickMeanMs - quietMs) / Math.max(1e-9, opts.tickBudgetMs - quietMs);
+    const score = seats / p.capacity + busy;
     const wins = !best || score < best.score - 1e-9 ||
       (Math.abs(score - best.score) <= 1e-9 &&
         (p.id === opts.preferId || (best.p.id !== opts.preferId && p.id < best.p.id)));

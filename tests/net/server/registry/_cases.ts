@@ -41,7 +41,7 @@ function proc(
     boot: `${id}-boot`,
     players: 0,
     capacity: 100,
-    tickP99Ms: 1,
+    tickMeanMs: 1,
     ...extra,
   };
 }

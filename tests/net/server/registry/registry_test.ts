@@ -59,15 +59,15 @@ function proc(id: string, extra: Partial<ProcessRecord>): ProcessRecord {
     boot: id,
     players: 0,
     capacity: 100,
-    tickP99Ms: 0,
+    tickMeanMs: 0,
     heartbeatAtMs: 0,
     ...extra,
   };
 }
 
 Deno.test("leastLoaded() weighs seats in use against capacity and tick time against the budget", () => {
-  const a = proc("a", { capacity: 100, tickP99Ms: 1 });
-  const b = proc("b", { capacity: 100, tickP99Ms: 6 });
+  const a = proc("a", { capacity: 100, tickMeanMs: 1 });
+  const b = proc("b", { capacity: 100, tickMeanMs: 6 });
   // a: 50/100 + 1/8 = 0.625; b: 10/100 + 6/8 = 0.85
   assert.equal(
     leastLoaded([{ process: a, seats: 50 }, { process: b, seats: 10 }], {
@@ -101,5 +101,22 @@ Deno.test("openStore() refuses a REGISTRY_URL it does not know, naming it", asyn
   await assert.rejects(
     () => openStore("postgres://db", { now: Date.now }),
     /REGISTRY_URL="postgres:\/\/db" must start with redis:\/\/, rediss:\/\/ or kv:/,
+  );
+});
+
+Deno.test("leastLoaded() ignores tick times under the quiet threshold: they are not load", () => {
+  const calm = proc("calm", { tickMeanMs: 0.2 });
+  const jittery = proc("jittery", { tickMeanMs: 0.9 });
+  const opts = { seats: 1, tickBudgetMs: 8, tickQuietMs: 1 };
+  assert.equal(
+    leastLoaded([{ process: calm, seats: 12 }, { process: jittery, seats: 0 }], opts),
+    jittery,
+    "12 players count, 0.9 ms of ticking does not",
+  );
+  const slow = proc("slow", { tickMeanMs: 5 });
+  assert.equal(
+    leastLoaded([{ process: calm, seats: 12 }, { process: slow, seats: 0 }], opts),
+    calm,
+    "5 ms a tick is past half the way to the budget: worth more than 12 players",
   );
 });
