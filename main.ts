@@ -94,6 +94,7 @@ if (import.meta.main) {
       signer: new TokenSigner(config.cluster.tokenSecret),
       processId: config.processId,
       publicUrl: config.cluster.publicUrl,
+      hostsGames: config.cluster.hostsGames,
       wallNow: Date.now,
     });
     log("cluster", {

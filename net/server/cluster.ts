@@ -28,8 +28,13 @@ export interface ClusterOptions {
   readonly signer: TokenSigner;
   /** This process's id (the prefix of its instance ids). */
   readonly processId: string;
-  /** Base http(s) URL other processes send players to. */
+  /** Base http(s) URL other processes send players to ("" when it hosts no games). */
   readonly publicUrl: string;
+  /**
+   * False for a process that only places players (Deno Deploy in front of game
+   * servers): it announces no capacity and no instances, and sends every player on.
+   */
+  readonly hostsGames?: boolean;
   /** Wall-clock ms: tickets and records are compared across processes. */
   readonly wallNow: () => number;
   readonly timing?: Partial<typeof CLUSTER_TIMING>;
@@ -71,6 +76,7 @@ export class ClusterNode implements Placer {
   readonly processId: string;
   readonly publicUrl: string;
   readonly timing: typeof CLUSTER_TIMING;
+  readonly hostsGames: boolean;
   readonly stats: ClusterStats = {
     registryUp: false,
     registryErrors: 0,
@@ -102,6 +108,7 @@ export class ClusterNode implements Placer {
     this.processId = opts.processId;
     this.publicUrl = opts.publicUrl.replace(/\/+$/, "");
     this.timing = { ...CLUSTER_TIMING, ...opts.timing };
+    this.hostsGames = opts.hostsGames ?? true;
     server.placer = this;
   }
 
@@ -145,7 +152,8 @@ export class ClusterNode implements Placer {
   async #announce(): Promise<void> {
     const server = this.#server;
     const nowMs = this.#wallNow();
-    const instances = [...server.instances.values()].map((i) => ({
+    const hosted = this.hostsGames ? [...server.instances.values()] : [];
+    const instances = hosted.map((i) => ({
       id: i.id,
       kind: i.kind,
       players: i.size,
@@ -163,7 +171,7 @@ export class ClusterNode implements Placer {
         url: this.publicUrl,
         boot: this.boot,
         players: server.playerCount,
-        capacity: server.limits.maxConnections,
+        capacity: this.hostsGames ? server.limits.maxConnections : 0,
         tickMeanMs: server.tickWindow.mean(),
       }, instances);
       this.#processes = new Map((await this.#registry.processes()).map((p) => [p.id, p]));
@@ -222,6 +230,7 @@ export class ClusterNode implements Placer {
       this.stats.ticketsRefused++;
       conn.close(CloseCode.BadTicket, `transfer ticket refused: ${why}; connect without it`);
     };
+    if (!this.hostsGames) return refuse("this process hosts no games");
     if (!checked.ok) return refuse(checked.refusal);
     const t = checked.payload;
     if (!isTicket(t)) return refuse("malformed");
@@ -290,6 +299,10 @@ export class ClusterNode implements Placer {
     const server = this.#server;
     const fallback = (why: string) => {
       if (conn.state !== "playing") return;
+      if (!this.hostsGames) {
+        conn.close(CloseCode.ServerFull, `no game server can take you right now (${why})`);
+        return;
+      }
       server.log("placement_local", { player: conn.playerId, reason: why });
       server.move(conn, server.hubFor(conn), reason);
     };

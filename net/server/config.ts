@@ -30,8 +30,10 @@ export interface Config {
 export interface ClusterConfig {
   /** `redis://…`, `rediss://…`, `kv:` or `kv:PATH`. */
   readonly registryUrl: string;
-  /** Where other processes send players (its /ws is the game socket). */
+  /** Where other processes send players (its /ws is the game socket); "" if it hosts none. */
   readonly publicUrl: string;
+  /** False (HOSTS_GAMES=0): this process only places players on the others. */
+  readonly hostsGames: boolean;
   /** Shared by every process: transfer tickets are signed with it (TOKEN_SECRET). */
   readonly tokenSecret: Uint8Array;
 }
@@ -138,25 +140,15 @@ function clusterVars(env: Record<string, string>): ClusterConfig | undefined {
       } must be redis://HOST:PORT, rediss://…, kv: or kv:PATH`,
     );
   }
-  if (!env.PUBLIC_URL) {
+  const hosts = env.HOSTS_GAMES ?? "1";
+  if (hosts !== "0" && hosts !== "1") throw new Error("HOSTS_GAMES must be 0 or 1");
+  const hostsGames = hosts === "1";
+  if (!env.PUBLIC_URL && hostsGames) {
     throw new Error(
       "PUBLIC_URL must be set with REGISTRY_URL: the http(s) URL other processes send players to",
     );
   }
-  let publicUrl: string;
-  try {
-    const u = new URL(env.PUBLIC_URL);
-    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
-      throw new Error();
-    }
-    publicUrl = u.toString().replace(/\/+$/, "");
-  } catch {
-    throw new Error(
-      `PUBLIC_URL=${
-        JSON.stringify(env.PUBLIC_URL)
-      } must be an http(s) URL without query, e.g. https://game.example.com/p/1`,
-    );
-  }
+  const publicUrl = env.PUBLIC_URL ? httpUrl(env.PUBLIC_URL) : "";
   if (!env.TOKEN_SECRET) {
     throw new Error(
       "TOKEN_SECRET must be set with REGISTRY_URL, the same on every process (try: openssl rand -hex 32)",
@@ -168,5 +160,21 @@ function clusterVars(env: Record<string, string>): ClusterConfig | undefined {
   } catch (err) {
     throw new Error(`TOKEN_SECRET ${(err as Error).message}`);
   }
-  return { registryUrl, publicUrl, tokenSecret };
+  return { registryUrl, publicUrl, hostsGames, tokenSecret };
+}
+
+function httpUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if ((u.protocol !== "http:" && u.protocol !== "https:") || u.search || u.hash) {
+      throw new Error();
+    }
+    return u.toString().replace(/\/+$/, "");
+  } catch {
+    throw new Error(
+      `PUBLIC_URL=${
+        JSON.stringify(raw)
+      } must be an http(s) URL without query, e.g. https://game.example.com/p/1`,
+    );
+  }
 }

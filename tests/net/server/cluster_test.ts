@@ -52,7 +52,7 @@ class Cluster {
     return WALL_BASE_MS + this.clock.now();
   }
 
-  async add(id: string): Promise<Proc> {
+  async add(id: string, opts: { hostsGames?: boolean } = {}): Promise<Proc> {
     const server = new GameServer({
       clock: this.clock,
       seed: this.procs.length + 1,
@@ -66,6 +66,7 @@ class Cluster {
       processId: id,
       publicUrl: `http://${id}.test:8000`,
       wallNow: () => this.wallNow(),
+      hostsGames: opts.hostsGames,
     });
     server.start();
     await node.start();
@@ -279,6 +280,29 @@ Deno.test("a process that stops beating leaves the registry within the TTL; its 
   onPortal(ann);
   await cluster.run(50);
   assert.equal(ann.conn.instance?.id.startsWith("a/dungeon-"), true, "placed here, not on dead b");
+  await cluster.stop();
+});
+
+Deno.test("a placement-only process (Deno Deploy) sends every player on and hosts nothing", async () => {
+  const cluster = new Cluster();
+  const front = await cluster.add("front", { hostsGames: false });
+  const game = await cluster.add("game");
+  await cluster.run(50);
+  const procs = await cluster.registry.processes();
+  assert.equal(procs.find((p) => p.id === "front")?.capacity, 0);
+  assert.ok((await cluster.registry.instances()).every((i) => i.processId === "game"));
+  const ann = cluster.join(front, "Ann");
+  await cluster.run(50);
+  const t = transferOf(ann);
+  assert.equal(t?.url, "ws://game.test:8000/ws");
+  assert.equal(cluster.join(game, "Ann", t!.ticket).conn.instance?.id, "game/hub");
+  assert.equal(front.server.hub.size, 0);
+
+  await game.node.stop({ withdrawWithinMs: 10 });
+  const bob = cluster.join(front, "Bob");
+  await cluster.run(50);
+  assert.equal(bob.transport.closedWith?.code, CloseCode.ServerFull, "no game server: told so");
+  assert.match(bob.transport.closedWith!.reason, /no game server can take you/);
   await cluster.stop();
 });
 

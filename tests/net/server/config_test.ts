@@ -88,6 +88,10 @@ Deno.test("loadConfig() reads a cluster process: registry, public URL, id, share
   assert.equal(config.limits.hubCapacity, 150);
   assert.equal(config.cluster?.registryUrl, "redis://10.0.0.5:6379");
   assert.equal(config.cluster?.publicUrl, "https://game.example.com/p/1");
+  assert.equal(config.cluster?.hostsGames, true);
+  const placer = loadConfig({ REGISTRY_URL: "kv:", HOSTS_GAMES: "0", TOKEN_SECRET: SECRET_HEX });
+  assert.equal(placer.cluster?.hostsGames, false, "a placement-only process needs no PUBLIC_URL");
+  assert.equal(placer.cluster?.publicUrl, "");
   assert.deepEqual(config.cluster?.tokenSecret, new Uint8Array(32).fill(0xab));
   for (const url of ["kv:", "kv:/var/lib/bh/registry.db", "rediss://user:pw@redis.internal:6380"]) {
     const c = loadConfig({
@@ -168,6 +172,7 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
   [{ DEBUG_LATENCY_MS: "150" }, "DEBUG_LATENCY_MS", /replaced by LINK_SIM.*LINK_SIM=150/],
   [{ TRUST_PROXY: "yes" }, "TRUST_PROXY", /0 or 1/],
   [{ HUB_CAPACITY: "0" }, "HUB_CAPACITY", /integer in \[1, 10000\]/],
+  [{ REGISTRY_URL: "kv:", HOSTS_GAMES: "no" }, "HOSTS_GAMES", /0 or 1/],
   [{ PROCESS_ID: "a/b" }, "PROCESS_ID", /1–16 letters, digits/],
   [{ PROCESS_ID: "x".repeat(17) }, "PROCESS_ID", /1–16/],
   [
