@@ -3,8 +3,8 @@
  * no), the play view (canvas + HUD + touch sticks) and the disconnected state
  * with Reconnect. Which one shows is Game.screen.
  */
+import { CONTENT } from "../content/mod.ts";
 import { useEffect, useRef, useState } from "preact/hooks";
-import { WORLDS } from "../content/mod.ts";
 import { Choice, Outcome, RunStatusCode } from "../net/wire/mod.ts";
 import { TICK_S } from "../sim/mod.ts";
 import type { Game } from "./game.ts";
@@ -61,11 +61,9 @@ function ConnectScreen({ game }: { game: Game }) {
           if (!busy) game.play(name);
         }}
       >
-        <div class="title-kicker">co-op bullet-hell</div>
-        <h1>Warden of the Fold</h1>
-        <p class="lede">
-          Up to four ships. Two waves. One boss that folds space into bullets.
-        </p>
+        <div class="title-kicker">{CONTENT.game.kicker}</div>
+        <h1>{CONTENT.game.title}</h1>
+        <p class="lede">{CONTENT.game.lede}</p>
         <label for="pilot-name">Pilot name</label>
         <input
           id="pilot-name"
@@ -131,7 +129,7 @@ function ResultsScreen({ game }: { game: Game }) {
   return (
     <div class="overlay results-overlay">
       <div class={`card results ${cleared ? "cleared" : "wiped"}`} data-testid="results">
-        <div class="title-kicker">{WORLDS[r.worldId]?.name ?? "The dungeon"}</div>
+        <div class="title-kicker">{CONTENT.worlds[r.worldId]?.name ?? "The dungeon"}</div>
         <h2>{cleared ? "Dungeon cleared!" : "The crew has fallen"}</h2>
         <p class="lede">Run time {clock(r.durationTicks)}</p>
         <table>

@@ -3,7 +3,7 @@
  * with N bullets kept on screen, a boss, trash and four ships, and no networking.
  * It feeds the same Renderer the game uses, so the timing is the game's.
  */
-import { BulletKind, DUNGEON } from "../content/mod.ts";
+import { BulletKind, FOLD } from "../content/mod.ts";
 import { PlayerFlag } from "../net/wire/mod.ts";
 import { BulletPool, Rng, Team } from "../sim/mod.ts";
 import type { Scene, ShipView } from "./scene.ts";
@@ -88,7 +88,7 @@ export class BenchScene {
     const t = nowMs / 1000;
     return {
       nowMs,
-      world: DUNGEON,
+      world: FOLD,
       self: { ...this.#self, x: 640 + Math.sin(t) * 60 },
       others: this.#others,
       enemies: [

@@ -4,83 +4,43 @@
  * layer (halo, body, core). Thousands of bullets cost a handful of fills and no
  * per-bullet style changes. Reads the pool; never writes it.
  */
-import { BulletKind } from "../content/mod.ts";
+import { type BulletLayer as LayerDef, type BulletShape, CONTENT } from "../content/mod.ts";
 import { type BulletPool, Team } from "../sim/mod.ts";
 
 const TAU = Math.PI * 2;
 const CULLED = 255;
 
-/**
- * How a layer outlines each bullet. "dot" is an axis-aligned square: at core size
- * (a few pixels) it reads as a bright point and rasterises far faster than a circle.
- */
-type Shape = "bolt" | "circle" | "needle" | "block" | "dot";
-
-/** One fill (or stroke, for bolts) of a style: shape, colour and size relative to the radius. */
-interface Layer {
-  readonly shape: Shape;
-  readonly color: string;
-  readonly scale: number;
-}
-
 /** The layers of one style, drawn in order. */
-type Style = readonly Layer[];
+type Style = readonly LayerDef[];
 
-/** Style indices; the order is also the draw order (enemy bullets on top, they matter more). */
-const S = {
-  AllyShot: 0,
-  OwnShot: 1,
-  Wall: 2,
-  Spiral: 3,
-  Curl: 4,
-  Orb: 5,
-  Needle: 6,
-  Other: 7,
-} as const;
-
-// Enemy bullets: a soft halo so they read against the floor, a saturated body and a
-// white core (the hitbox is the body; the core is where the eye goes).
-const STYLES: readonly Style[] = [
-  [bolt("rgba(120,170,255,0.6)", 4), bolt("#dbe6ff", 1.5)],
-  [bolt("rgba(90,245,255,0.75)", 6.5), bolt("#ffffff", 2.5)],
-  [
-    { shape: "block", color: "rgba(140,110,255,0.35)", scale: 1.35 },
-    { shape: "block", color: "#8f74ff", scale: 1 },
-    { shape: "dot", color: "#e6e0ff", scale: 0.45 },
-  ],
-  round("rgba(80,255,170,0.3)", "#3dffa8", "#f2fff8"),
-  round("rgba(190,110,255,0.3)", "#c06bff", "#fbf2ff"),
-  round("rgba(255,70,150,0.3)", "#ff4f9e", "#fff0f6"),
-  [
-    { shape: "needle", color: "rgba(255,170,60,0.35)", scale: 1.5 },
-    { shape: "needle", color: "#ffb347", scale: 1 },
-    { shape: "needle", color: "#fff6e0", scale: 0.45 },
-  ],
-  [{ shape: "circle", color: "#ff5a5a", scale: 1 }, { shape: "dot", color: "#ffffff", scale: 0.4 }],
+/** A kind the registry does not know (never, with matching content): a plain red dot. */
+const UNKNOWN: Style = [
+  { shape: "circle", color: "#ff5a5a", scale: 1 },
+  { shape: "dot", color: "#ffffff", scale: 0.4 },
 ];
 
-/** A player-shot layer: a streak of `widthPx`. */
-function bolt(color: string, widthPx: number): Layer {
-  return { shape: "bolt", color, scale: widthPx };
-}
-
-/** A round enemy bullet: halo, body, core. */
-function round(halo: string, body: string, core: string): Style {
-  return [
-    { shape: "circle", color: halo, scale: 1.55 },
-    { shape: "circle", color: body, scale: 1 },
-    { shape: "dot", color: core, scale: 0.45 },
-  ];
-}
-
-/** Style of an enemy bullet by its kind (content/bullets.ts). */
-const ENEMY_STYLE: Record<number, number> = {
-  [BulletKind.Orb]: S.Orb,
-  [BulletKind.Needle]: S.Needle,
-  [BulletKind.Wall]: S.Wall,
-  [BulletKind.Spiral]: S.Spiral,
-  [BulletKind.Curl]: S.Curl,
-};
+/**
+ * Every style, in draw order (a kind's `z`, then its id): one per bullet kind, plus
+ * a second for kinds whose shots read differently when another player fired them.
+ * Built once from the registry; `STYLE_OF[kind]` and `ALLY_STYLE_OF[kind]` index it.
+ */
+const { STYLES, STYLE_OF, ALLY_STYLE_OF } = (() => {
+  const kinds = [...CONTENT.bulletKinds].sort((a, b) => a.z - b.z || a.id - b.id);
+  const styles: Style[] = [];
+  const own: number[] = [];
+  const ally: number[] = [];
+  for (const k of kinds) {
+    if (k.allyLayers) {
+      ally[k.id] = styles.length;
+      styles.push(k.allyLayers);
+    }
+    own[k.id] = styles.length;
+    styles.push(k.layers);
+    ally[k.id] ??= own[k.id];
+  }
+  return { STYLES: [...styles, UNKNOWN], STYLE_OF: own, ALLY_STYLE_OF: ally };
+})();
+const UNKNOWN_STYLE = STYLES.length - 1;
 
 /** A world rectangle. */
 export interface ViewRect {
@@ -123,9 +83,8 @@ export class BulletLayer {
         style[i] = CULLED;
         continue;
       }
-      const s = team[i] === Team.Player
-        ? (owner[i] === opts.selfId ? S.OwnShot : S.AllyShot)
-        : (ENEMY_STYLE[kind[i]] ?? S.Other);
+      const ally = team[i] === Team.Player && owner[i] !== opts.selfId;
+      const s = (ally ? ALLY_STYLE_OF[kind[i]] : STYLE_OF[kind[i]]) ?? UNKNOWN_STYLE;
       style[i] = s;
       start[s + 1]++;
     }
@@ -165,7 +124,7 @@ export class BulletLayer {
 function tracePath(
   ctx: CanvasRenderingContext2D,
   pool: BulletPool,
-  opts: { shape: Shape; scale: number; from: number; to: number },
+  opts: { shape: BulletShape; scale: number; from: number; to: number },
   order: Int32Array,
 ): void {
   const { x, y, radius, dirX, dirY } = pool;

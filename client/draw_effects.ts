@@ -4,7 +4,7 @@
  * from), impact sparks and graze glints, and the focused hitbox with its graze
  * band. Free functions over a context holding the world transform.
  */
-import { BOSSES, ENEMIES, PLAYER } from "../content/mod.ts";
+import { CONTENT, PLAYER } from "../content/mod.ts";
 import type { EmitterDef } from "../sim/mod.ts";
 import { SPARK_MS, type TelegraphView } from "./effects.ts";
 import type { Scene, ShipView } from "./scene.ts";
@@ -20,12 +20,12 @@ function sourceOf(
   t: TelegraphView,
 ): { x: number; y: number; r: number; def: EmitterDef | undefined } | undefined {
   if (t.source === "boss") {
-    const def = scene.boss ? BOSSES[scene.boss.bossId] : undefined;
+    const def = scene.boss ? CONTENT.bosses[scene.boss.bossId] : undefined;
     if (!def) return undefined;
     return { x: def.x, y: def.y, r: def.radiusPx, def: def.phases[t.phase]?.emitters[t.emitter] };
   }
   const e = scene.enemies.find((e) => e.id === t.sourceId);
-  const def = e && ENEMIES[e.kind];
+  const def = e && CONTENT.enemies[e.kind];
   return e && def && { x: e.x, y: e.y, r: def.radiusPx, def: def.emitters[t.emitter] };
 }
 

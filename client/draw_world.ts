@@ -1,11 +1,13 @@
 /**
- * Canvas drawing of everything but bullets: floor, walls, portal, ships, enemies,
- * the boss and hit flashes. Free functions over a context that already holds the
- * world transform; a handful of actors, so per-actor save/restore is fine here.
+ * Canvas drawing of everything but bullets: floor, walls, portals, ships, enemies,
+ * the boss and hit flashes, each from its look in the content registry (this file
+ * knows shapes, never a particular boss or world). Free functions over a context
+ * that already holds the world transform; a handful of actors, so per-actor
+ * save/restore is fine here.
  */
-import { BOSSES, ENEMIES, PLAYER } from "../content/mod.ts";
+import { CONTENT, type EnemyLook, type PortalContent, type WorldContent } from "../content/mod.ts";
 import { PlayerFlag } from "../net/wire/mod.ts";
-import { HitTarget, type WorldDef } from "../sim/mod.ts";
+import { HitTarget } from "../sim/mod.ts";
 import type { ViewRect } from "./bullet_layer.ts";
 import type { EnemyView, HitFlash, Scene, ShipView } from "./scene.ts";
 
@@ -14,20 +16,24 @@ const GRID_PX = 40;
 /** How long a struck target glows, in ms. */
 export const FLASH_MS = 160;
 
-/** Colours of the Warden by phase: each phase reads at a glance. */
-export const PHASE_COLORS = ["#3fd6c8", "#f2b53a", "#e8509e", "#ff4a3d"] as const;
-/** Ship colours of other players, picked by id. */
-const ALLY_COLORS = ["#ffd166", "#b48cff", "#7dff8a", "#ff8fab", "#8fd3ff"] as const;
-const SELF_COLOR = "#5ff4ff";
+/** Radius of an enemy kind the registry does not know (never, with matching content). */
+const UNKNOWN_RADIUS_PX = 14;
+
+/** The colour of boss `bossId` in phase `phase`. */
+export function phaseColor(bossId: number, phase: number): string {
+  const colors = CONTENT.bosses[bossId]?.look.phaseColors ?? ["#ffffff"];
+  return colors[Math.min(phase, colors.length - 1)];
+}
 
 /** Floor, grid, border and walls. */
 export function drawArena(
   ctx: CanvasRenderingContext2D,
-  world: WorldDef,
+  world: WorldContent,
   view: ViewRect,
 ): void {
   const { widthPx: w, heightPx: h } = world.arena;
-  ctx.fillStyle = world.kind === "hub" ? "#0e1224" : "#120d1f";
+  const look = world.look;
+  ctx.fillStyle = look.floor;
   ctx.fillRect(0, 0, w, h);
   // One path for the whole grid, limited to what is on screen.
   ctx.beginPath();
@@ -43,41 +49,41 @@ export function drawArena(
     ctx.moveTo(Math.max(0, view.x0), gy);
     ctx.lineTo(gx1, gy);
   }
-  ctx.strokeStyle = world.kind === "hub" ? "rgba(110,140,255,0.07)" : "rgba(200,110,255,0.07)";
+  ctx.strokeStyle = look.grid;
   ctx.lineWidth = 1;
   ctx.stroke();
 
-  ctx.strokeStyle = world.kind === "hub" ? "#2c3770" : "#4a2b6e";
+  ctx.strokeStyle = look.border;
   ctx.lineWidth = 4;
   ctx.strokeRect(-2, -2, w + 4, h + 4);
 
   ctx.beginPath();
   for (const r of world.arena.walls) ctx.rect(r.x, r.y, r.w, r.h);
-  ctx.fillStyle = "#1c2142";
+  ctx.fillStyle = look.wallFill;
   ctx.fill();
-  ctx.strokeStyle = "#5661a8";
+  ctx.strokeStyle = look.wallStroke;
   ctx.lineWidth = 2;
   ctx.stroke();
   ctx.beginPath();
   for (const r of world.arena.walls) ctx.rect(r.x + 6, r.y + 6, r.w - 12, r.h - 12);
-  ctx.strokeStyle = "rgba(120,135,220,0.25)";
+  ctx.strokeStyle = look.wallInner;
   ctx.lineWidth = 1;
   ctx.stroke();
 }
 
-/** The hub portal: a glow, counter-rotating arcs and orbiting motes. */
+/** A portal in its hue: a glow, counter-rotating arcs and orbiting motes. */
 export function drawPortal(
   ctx: CanvasRenderingContext2D,
-  portal: { x: number; y: number; radiusPx: number },
+  portal: PortalContent,
   nowMs: number,
 ): void {
-  const { x, y, radiusPx: r } = portal;
+  const { x, y, radiusPx: r, hue } = portal;
   const t = nowMs / 1000;
   const pulse = 1 + 0.06 * Math.sin(t * 2.4);
   const glow = ctx.createRadialGradient(x, y, 0, x, y, r * 2 * pulse);
-  glow.addColorStop(0, "rgba(190,150,255,0.75)");
-  glow.addColorStop(0.45, "rgba(110,70,240,0.35)");
-  glow.addColorStop(1, "rgba(60,20,160,0)");
+  glow.addColorStop(0, `hsla(${hue + 5},100%,79%,0.75)`);
+  glow.addColorStop(0.45, `hsla(${hue},85%,61%,0.35)`);
+  glow.addColorStop(1, `hsla(${hue + 2},78%,35%,0)`);
   ctx.fillStyle = glow;
   ctx.beginPath();
   ctx.arc(x, y, r * 2 * pulse, 0, TAU);
@@ -88,7 +94,7 @@ export function drawPortal(
     const a = t * (1.3 + k * 0.5) * dir + k;
     ctx.beginPath();
     ctx.arc(x, y, r * (0.35 + 0.2 * k), a, a + Math.PI * 1.25);
-    ctx.strokeStyle = `hsla(${255 + k * 18},95%,${78 - k * 8}%,0.9)`;
+    ctx.strokeStyle = `hsla(${hue + k * 18},95%,${78 - k * 8}%,0.9)`;
     ctx.lineWidth = 4 - k * 0.6;
     ctx.stroke();
   }
@@ -102,51 +108,59 @@ export function drawPortal(
     ctx.moveTo(mx + 2, my);
     ctx.arc(mx, my, 2, 0, TAU);
   }
-  ctx.fillStyle = "#e7dcff";
+  ctx.fillStyle = `hsl(${hue},100%,93%)`;
   ctx.fill();
 }
 
-/** A trash enemy by kind, with its HP bar. */
-export function drawEnemy(
+/** Traces a star of `points` tips (2 × points vertices) around the origin. */
+function tracePolygonStar(
   ctx: CanvasRenderingContext2D,
-  e: EnemyView,
-  opts: { nowMs: number; aimAt: { x: number; y: number } | undefined },
+  opts: { points: number; outer: number; inner: number },
 ): void {
-  const def = ENEMIES[e.kind];
-  const r = def?.radiusPx ?? 14;
-  const face = opts.aimAt ? Math.atan2(opts.aimAt.y - e.y, opts.aimAt.x - e.x) : Math.PI / 2;
-  ctx.save();
-  ctx.translate(e.x, e.y);
-  ctx.beginPath();
-  switch (e.kind) {
-    case 0: { // spinner: a turning four-armed star
-      ctx.rotate(opts.nowMs / 350 + e.id);
-      for (let k = 0; k < 8; k++) {
-        const rr = k % 2 === 0 ? r * 1.15 : r * 0.45;
-        const a = (k * TAU) / 8;
-        if (k === 0) ctx.moveTo(Math.cos(a) * rr, Math.sin(a) * rr);
-        else ctx.lineTo(Math.cos(a) * rr, Math.sin(a) * rr);
-      }
-      ctx.closePath();
-      ctx.fillStyle = "#ff9a3c";
-      ctx.strokeStyle = "#ffe0b8";
-      break;
-    }
-    case 1: { // gunner: a hexagon with a barrel on its target
-      ctx.rotate(face);
-      for (let k = 0; k < 6; k++) {
-        const a = (k * TAU) / 6;
-        if (k === 0) ctx.moveTo(Math.cos(a) * r, Math.sin(a) * r);
-        else ctx.lineTo(Math.cos(a) * r, Math.sin(a) * r);
-      }
-      ctx.closePath();
-      ctx.rect(r * 0.6, -3.5, r * 0.9, 7);
-      ctx.fillStyle = "#a35cff";
-      ctx.strokeStyle = "#e3ccff";
-      break;
-    }
-    default: { // chaser: a barbed arrowhead pointed at its prey
-      ctx.rotate(face);
+  const n = opts.points * 2;
+  for (let k = 0; k < n; k++) {
+    const rr = k % 2 === 0 ? opts.outer : opts.inner;
+    const a = (k * TAU) / n;
+    if (k === 0) ctx.moveTo(Math.cos(a) * rr, Math.sin(a) * rr);
+    else ctx.lineTo(Math.cos(a) * rr, Math.sin(a) * rr);
+  }
+  ctx.closePath();
+}
+
+/** Traces a regular polygon of circumradius `r` with a vertex on the +x axis. */
+function tracePolygon(ctx: CanvasRenderingContext2D, opts: { sides: number; r: number }): void {
+  for (let k = 0; k < opts.sides; k++) {
+    const a = (k * TAU) / opts.sides;
+    if (k === 0) ctx.moveTo(Math.cos(a) * opts.r, Math.sin(a) * opts.r);
+    else ctx.lineTo(Math.cos(a) * opts.r, Math.sin(a) * opts.r);
+  }
+  ctx.closePath();
+}
+
+/** Traces an enemy's body around the origin, turned as its look says. */
+function traceEnemy(
+  ctx: CanvasRenderingContext2D,
+  look: EnemyLook,
+  opts: { r: number; spin: number; face: number },
+): void {
+  switch (look.shape) {
+    case "star":
+      ctx.rotate(opts.spin);
+      tracePolygonStar(ctx, {
+        points: look.points,
+        outer: opts.r * look.outer,
+        inner: opts.r * look.inner,
+      });
+      return;
+    case "polygon":
+      ctx.rotate(opts.face);
+      tracePolygon(ctx, { sides: look.sides, r: opts.r });
+      if (look.barrel) ctx.rect(opts.r * 0.6, -3.5, opts.r * 0.9, 7);
+      return;
+    case "arrow": {
+      // A barbed arrowhead pointed at its prey.
+      const r = opts.r;
+      ctx.rotate(opts.face);
       ctx.moveTo(r * 1.4, 0);
       ctx.lineTo(-r * 0.4, r);
       ctx.lineTo(-r, r * 0.35);
@@ -154,10 +168,32 @@ export function drawEnemy(
       ctx.lineTo(-r, -r * 0.35);
       ctx.lineTo(-r * 0.4, -r);
       ctx.closePath();
-      ctx.fillStyle = "#ff4d5e";
-      ctx.strokeStyle = "#ffc2c8";
-      break;
+      return;
     }
+  }
+}
+
+/** A trash enemy as its kind looks, with its HP bar. */
+export function drawEnemy(
+  ctx: CanvasRenderingContext2D,
+  e: EnemyView,
+  opts: { nowMs: number; aimAt: { x: number; y: number } | undefined },
+): void {
+  const def = CONTENT.enemies[e.kind];
+  const r = def?.radiusPx ?? UNKNOWN_RADIUS_PX;
+  const face = opts.aimAt ? Math.atan2(opts.aimAt.y - e.y, opts.aimAt.x - e.x) : Math.PI / 2;
+  ctx.save();
+  ctx.translate(e.x, e.y);
+  ctx.beginPath();
+  if (def) {
+    const spin = def.look.shape === "star" ? (opts.nowMs / 1000) * def.look.spinRadPerS + e.id : 0;
+    traceEnemy(ctx, def.look, { r, spin, face });
+    ctx.fillStyle = def.look.fill;
+    ctx.strokeStyle = def.look.stroke;
+  } else {
+    ctx.arc(0, 0, r, 0, TAU);
+    ctx.fillStyle = "#888888";
+    ctx.strokeStyle = "#ffffff";
   }
   ctx.fill();
   ctx.lineWidth = 2;
@@ -173,17 +209,17 @@ export function drawEnemy(
   ctx.fillRect(e.x - bw / 2, by, bw * frac, 5);
 }
 
-/** The Warden: large, stationary, coloured by phase, pulsing while it folds. */
+/** A boss as its look says: large, stationary, coloured by phase, pulsing while it folds. */
 export function drawBoss(
   ctx: CanvasRenderingContext2D,
   boss: NonNullable<Scene["boss"]>,
   opts: { nowMs: number; lookAt: { x: number; y: number } | undefined },
 ): void {
-  const def = BOSSES[boss.bossId];
+  const def = CONTENT.bosses[boss.bossId];
   if (!def) return;
-  const { x, y } = def;
+  const { x, y, look } = def;
   const t = opts.nowMs / 1000;
-  const color = PHASE_COLORS[boss.phase % PHASE_COLORS.length];
+  const color = phaseColor(boss.bossId, boss.phase);
   const pulse = boss.folding ? 1 + 0.09 * Math.sin(t * 18) : 1 + 0.025 * Math.sin(t * 2);
   const r = def.radiusPx * pulse;
   // Defeated: a faded husk for the celebration, not a threat.
@@ -198,24 +234,17 @@ export function drawBoss(
 
   ctx.save();
   ctx.translate(x, y);
-  ctx.rotate(t * 0.25);
+  ctx.rotate(t * look.body.spinRadPerS);
   ctx.beginPath();
-  // A sixteen-point folded star: alternating radii read as creases.
-  for (let k = 0; k < 16; k++) {
-    const rr = k % 2 === 0 ? r : r * 0.8;
-    const a = (k * TAU) / 16;
-    if (k === 0) ctx.moveTo(Math.cos(a) * rr, Math.sin(a) * rr);
-    else ctx.lineTo(Math.cos(a) * rr, Math.sin(a) * rr);
-  }
-  ctx.closePath();
-  ctx.fillStyle = "#1a1030";
+  tracePolygonStar(ctx, { points: look.body.points, outer: r, inner: r * look.body.inner });
+  ctx.fillStyle = look.fill;
   ctx.fill();
   ctx.strokeStyle = color;
   ctx.lineWidth = 4;
   ctx.stroke();
-  ctx.rotate(-t * 0.7);
+  ctx.rotate(t * (look.core.spinRadPerS - look.body.spinRadPerS));
   ctx.beginPath();
-  ctx.rect(-r * 0.45, -r * 0.45, r * 0.9, r * 0.9);
+  tracePolygon(ctx, { sides: look.core.sides, r: r * look.core.scale });
   ctx.fillStyle = hexAlpha(color, 0.35);
   ctx.fill();
   ctx.strokeStyle = color;
@@ -223,16 +252,18 @@ export function drawBoss(
   ctx.stroke();
   ctx.restore();
 
-  // The eye follows the local ship.
-  const look = opts.lookAt ? Math.atan2(opts.lookAt.y - y, opts.lookAt.x - x) : Math.PI / 2;
-  ctx.beginPath();
-  ctx.arc(x, y, r * 0.24, 0, TAU);
-  ctx.fillStyle = "#fff";
-  ctx.fill();
-  ctx.beginPath();
-  ctx.arc(x + Math.cos(look) * r * 0.1, y + Math.sin(look) * r * 0.1, r * 0.11, 0, TAU);
-  ctx.fillStyle = "#120a20";
-  ctx.fill();
+  if (look.eye) {
+    // The eye follows the local ship.
+    const seen = opts.lookAt ? Math.atan2(opts.lookAt.y - y, opts.lookAt.x - x) : Math.PI / 2;
+    ctx.beginPath();
+    ctx.arc(x, y, r * 0.24, 0, TAU);
+    ctx.fillStyle = "#fff";
+    ctx.fill();
+    ctx.beginPath();
+    ctx.arc(x + Math.cos(seen) * r * 0.1, y + Math.sin(seen) * r * 0.1, r * 0.11, 0, TAU);
+    ctx.fillStyle = look.fill;
+    ctx.fill();
+  }
 
   ctx.globalAlpha = 1;
   if (boss.folding) {
@@ -256,12 +287,13 @@ export function drawShip(
   if (active && (ship.flags & PlayerFlag.Invulnerable) !== 0) {
     alpha = Math.floor(opts.nowMs / 90) % 2 === 0 ? 0.35 : 0.9;
   }
-  const color = opts.self ? SELF_COLOR : ALLY_COLORS[ship.id % ALLY_COLORS.length];
+  const ships = CONTENT.ships;
+  const color = opts.self ? ships.self : ships.allies[ship.id % ships.allies.length];
   ctx.globalAlpha = alpha;
   if (opts.self) {
     ctx.beginPath();
     ctx.arc(ship.x, ship.y, 21, 0, TAU);
-    ctx.strokeStyle = "rgba(95,244,255,0.35)";
+    ctx.strokeStyle = hexAlpha(ships.self, 0.35);
     ctx.lineWidth = 2;
     ctx.stroke();
   }
@@ -291,12 +323,16 @@ export function drawShip(
 }
 
 /** The local ship's hitbox, on top of the bullets: what actually gets hit. */
-export function drawHitbox(ctx: CanvasRenderingContext2D, ship: ShipView): void {
+export function drawHitbox(
+  ctx: CanvasRenderingContext2D,
+  ship: ShipView,
+  world: WorldContent,
+): void {
   ctx.beginPath();
-  ctx.arc(ship.x, ship.y, PLAYER.radiusPx * 0.45, 0, TAU);
+  ctx.arc(ship.x, ship.y, world.player.radiusPx * 0.45, 0, TAU);
   ctx.fillStyle = "#ffffff";
   ctx.fill();
-  ctx.strokeStyle = SELF_COLOR;
+  ctx.strokeStyle = CONTENT.ships.self;
   ctx.lineWidth = 1.5;
   ctx.stroke();
 }
@@ -317,12 +353,12 @@ export function drawLabels(
   ctx.lineJoin = "round";
   ctx.lineWidth = 3;
   ctx.strokeStyle = "rgba(5,6,14,0.85)";
-  const portal = scene.world.portal;
-  if (portal) {
+  ctx.font = "600 13px system-ui, sans-serif";
+  for (const portal of scene.world.portals) {
     const at = toScreen(portal.x, portal.y + portal.radiusPx * 2);
-    ctx.font = "600 13px system-ui, sans-serif";
-    ctx.fillStyle = "rgba(225,210,255,0.85)";
-    ctx.fillText("PORTAL — walk in", at.x, at.y + 14);
+    ctx.fillStyle = `hsla(${portal.hue},100%,92%,0.9)`;
+    ctx.strokeText(portal.label, at.x, at.y + 14);
+    ctx.fillText(portal.label, at.x, at.y + 14);
   }
   ctx.font = "600 12px system-ui, sans-serif";
   const selfId = scene.self?.id ?? 0;
@@ -337,7 +373,7 @@ export function drawLabels(
     const at = toScreen(s.x, s.y);
     ctx.globalAlpha = dim ? 0.45 : 1;
     ctx.strokeText(tag, at.x, at.y - 24);
-    ctx.fillStyle = s.id === selfId ? SELF_COLOR : "#f0eefc";
+    ctx.fillStyle = s.id === selfId ? CONTENT.ships.self : "#f0eefc";
     ctx.fillText(tag, at.x, at.y - 24);
   }
   ctx.globalAlpha = 1;
@@ -361,17 +397,17 @@ export function drawFlashes(ctx: CanvasRenderingContext2D, scene: Scene): void {
 
 function flashTarget(scene: Scene, f: HitFlash): { x: number; y: number; r: number } | undefined {
   if (f.target === HitTarget.Boss) {
-    const def = scene.boss ? BOSSES[scene.boss.bossId] : undefined;
+    const def = scene.boss ? CONTENT.bosses[scene.boss.bossId] : undefined;
     return def && { x: def.x, y: def.y, r: def.radiusPx };
   }
   if (f.target === HitTarget.Enemy) {
     const e = scene.enemies.find((e) => e.id === f.targetId);
-    return e && { x: e.x, y: e.y, r: ENEMIES[e.kind]?.radiusPx ?? 14 };
+    return e && { x: e.x, y: e.y, r: CONTENT.enemies[e.kind]?.radiusPx ?? UNKNOWN_RADIUS_PX };
   }
   const p = scene.self?.id === f.targetId
     ? scene.self
     : scene.others.find((p) => p.id === f.targetId);
-  return p && { x: p.x, y: p.y, r: PLAYER.radiusPx * 2 };
+  return p && { x: p.x, y: p.y, r: scene.world.player.radiusPx * 2 };
 }
 
 /** `#rrggbb` with an alpha, as rgba(). */

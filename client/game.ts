@@ -5,7 +5,7 @@
  * to the network.
  */
 import { signal } from "@preact/signals";
-import { BOSSES } from "../content/mod.ts";
+import { CONTENT } from "../content/mod.ts";
 import { type ClientRuntime, connectClient, type WsClient } from "../net/client/mod.ts";
 import {
   Choice,
@@ -350,9 +350,11 @@ export class Game {
     const toast = (text: string, tone: "info" | "good" = "info") =>
       this.hud.toast(text, { nowMs: now, tone, forMs: 3500 });
     switch (e.reason) {
-      case EnterReason.Portal:
-        toast("The Fold — clear the waves, then face the Warden");
+      case EnterReason.Portal: {
+        const arrival = CONTENT.worlds[e.worldId]?.words.arrival;
+        if (arrival) toast(arrival);
         break;
+      }
       case EnterReason.Escape:
         toast("Escape complete — you are back in the hub", "good");
         break;
@@ -366,7 +368,10 @@ export class Game {
         toast("That world hit a server error and was closed — you are safe in the hub");
         break;
       case EnterReason.Retry:
-        toast("Again — the crew regroups in a fresh Fold", "good");
+        toast(
+          `Again — the crew regroups in ${CONTENT.worlds[e.worldId]?.name ?? "a fresh run"}`,
+          "good",
+        );
         break;
       case EnterReason.Return:
         toast("Back in the hub");
@@ -431,10 +436,11 @@ export class Game {
       case "playerDied":
         if (this.#isSelf(e.playerId)) {
           this.sound.play("death", now);
+          const words = this.#client?.runtime.world?.words.death;
           hud.banner.value = {
             kind: "death",
-            title: "You fell — returning to the hub",
-            sub: "The Fold keeps what it takes. Your crew fights on.",
+            title: words?.title ?? "You fell — returning to the hub",
+            sub: words?.sub ?? "Your crew fights on.",
           };
         } else {
           hud.toast(`${this.#nameOf(e.playerId)} fell`, { nowMs: now, tone: "warn" });
@@ -454,7 +460,7 @@ export class Game {
         hud.toast(`Wave ${e.wave + 1}`, { nowMs: now });
         break;
       case "bossSpawned":
-        hud.toast(`${BOSSES[e.bossId]?.name ?? "The boss"} awakens`, {
+        hud.toast(CONTENT.bosses[e.bossId]?.words.awakens ?? "The boss awakens", {
           nowMs: now,
           tone: "warn",
           forMs: 3500,
@@ -473,19 +479,19 @@ export class Game {
         });
         break;
       }
-      case "bossDefeated":
+      case "bossDefeated": {
         this.effects.shake(SHAKE_PX.bossDown, now);
         // The results screen follows within a tick or two; until then, the news.
+        const words = this.#client?.runtime.world?.boss?.words.defeated;
         if (!this.results.value) {
           hud.banner.value = {
             kind: "cleared",
-            title: "Dungeon cleared!",
-            sub: `${
-              BOSSES[this.#client?.runtime.boss()?.bossId ?? -1]?.name ?? "The boss"
-            } is undone.`,
+            title: words?.title ?? "Dungeon cleared!",
+            sub: words?.sub ?? "The boss is undone.",
           };
         }
         break;
+      }
       case "playerJoined":
         if (!this.#isSelf(e.playerId) && !this.#crowded()) {
           hud.toast(`${e.name} joined`, { nowMs: now });

@@ -3,7 +3,7 @@
  * wave/stage, banners, toasts, hub controls help and the netgraph. Reads
  * HudState signals only; `data-testid`s are what the browser test asserts on.
  */
-import { PHASE_COLORS } from "./draw_world.ts";
+import { phaseColor } from "./draw_world.ts";
 import type { Game } from "./game.ts";
 import type { HudState } from "./hud_state.ts";
 
@@ -22,7 +22,7 @@ export function Hud({ game }: { game: Game }) {
     "--ax": `${Math.round(a.x)}px`,
     "--aw": `${Math.round(a.w)}px`,
   };
-  const help = hub && <ControlsHelp touch={touch} />;
+  const help = hub && <ControlsHelp touch={touch} foot={hud.help.value} />;
   return (
     <div class={`hud ${layout.mode}${touch ? " touch" : ""}`} style={style}>
       {layout.mode === "wide"
@@ -161,7 +161,7 @@ function StagePanel({ hud }: { hud: HudState }) {
 function BossBar({ hud }: { hud: HudState }) {
   const b = hud.boss.value;
   if (!b) return null;
-  const color = PHASE_COLORS[b.phase % PHASE_COLORS.length];
+  const color = phaseColor(b.bossId, b.phase);
   const frac = b.maxHp > 0 ? Math.max(0, b.hp / b.maxHp) : 0;
   return (
     <div class={`panel boss${b.folding ? " folding" : ""}`} data-testid="boss" data-hp={b.hp}>
@@ -260,7 +260,7 @@ function EscapeBar({ hud, touch }: { hud: HudState; touch: boolean }) {
   );
 }
 
-function ControlsHelp({ touch }: { touch: boolean }) {
+function ControlsHelp({ touch, foot }: { touch: boolean; foot: string }) {
   return (
     <div class="panel help" data-testid="help">
       <div class="panel-title">Controls</div>
@@ -297,7 +297,7 @@ function ControlsHelp({ touch }: { touch: boolean }) {
             <dd>LB focus, B escape</dd>
           </dl>
         )}
-      <div class="help-foot">Walk into the portal to enter the Fold.</div>
+      {foot && <div class="help-foot">{foot}</div>}
     </div>
   );
 }

@@ -4,13 +4,14 @@
  * nothing else; the canvas never goes through here.
  */
 import { batch, signal } from "@preact/signals";
-import { BOSSES, ENEMIES } from "../content/mod.ts";
+import { CONTENT } from "../content/mod.ts";
 import type { ClientRuntime } from "../net/client/mod.ts";
 import type { Layout } from "./layout.ts";
 import { PlayerFlag, StageCode } from "../net/wire/mod.ts";
 
 /** The boss bar's contents. */
 export interface BossHud {
+  readonly bossId: number;
   readonly name: string;
   readonly phase: number;
   readonly phaseName: string;
@@ -68,6 +69,8 @@ export interface Toast {
 /** Every value the HUD shows. */
 export class HudState {
   readonly worldKind = signal<"hub" | "dungeon" | "">("");
+  /** The footer of the hub's controls help (from the world's words). */
+  readonly help = signal("");
   readonly worldName = signal("");
   readonly stage = signal("");
   readonly wave = signal<WaveHud | null>(null);
@@ -127,6 +130,7 @@ export class HudState {
     batch(() => {
       const world = rt.world;
       this.worldKind.value = world?.kind ?? "";
+      this.help.value = world?.words.help ?? "";
       this.worldName.value = world?.name ?? "";
       const snap = rt.latest();
       const self = rt.selfSnapshot();
@@ -146,7 +150,7 @@ export class HudState {
 
       // Stage and wave.
       if (!world || world.kind === "hub") {
-        this.stage.value = world ? "Safe room · the portal leads to the Fold" : "";
+        this.stage.value = world?.words.stage ?? "";
         this.#setWave(null);
       } else if (snap) {
         const enemies = snap.enemies;
@@ -157,7 +161,7 @@ export class HudState {
             ? `Wave ${w} of ${n}`
             : snap.wave < n
             ? `Wave ${w} of ${n} incoming…`
-            : "The Warden stirs…";
+            : world.boss?.words.stirs ?? "";
         } else if (snap.stage === StageCode.boss) {
           this.stage.value = "Boss";
         } else if (snap.stage === StageCode.cleared) {
@@ -168,7 +172,7 @@ export class HudState {
           let maxHp = 0;
           for (const e of enemies) {
             hp += e.hp;
-            maxHp += ENEMIES[e.kind]?.hp ?? e.hp;
+            maxHp += CONTENT.enemies[e.kind]?.hp ?? e.hp;
           }
           this.#setWave({ foes: enemies.length, hp, maxHp });
         } else {
@@ -178,12 +182,13 @@ export class HudState {
 
       // Boss bar.
       const b = snap?.boss ?? null;
-      const def = b ? BOSSES[b.bossId] : undefined;
+      const def = b ? CONTENT.bosses[b.bossId] : undefined;
       const bossKey = b ? `${b.bossId}|${b.hp}|${b.maxHp}|${b.phase}|${b.folding}` : "";
       if (bossKey !== this.#bossKey) {
         this.#bossKey = bossKey;
         this.boss.value = b && def
           ? {
+            bossId: b.bossId,
             name: def.name,
             phase: b.phase,
             phaseName: def.phases[b.phase]?.name ?? "",

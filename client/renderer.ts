@@ -115,7 +115,7 @@ export class Renderer {
     const view = cam.visible(4);
 
     drawArena(ctx, world, view);
-    if (world.portal) drawPortal(ctx, world.portal, nowMs);
+    for (const portal of world.portals) drawPortal(ctx, portal, nowMs);
     if (scene.boss) drawBoss(ctx, scene.boss, { nowMs, lookAt: self });
     for (const e of scene.enemies) drawEnemy(ctx, e, { nowMs, aimAt: self });
     for (const p of scene.others) drawShip(ctx, p, { self: false, nowMs });
@@ -124,7 +124,7 @@ export class Renderer {
     this.#bullets.draw(ctx, scene.bullets, { selfId: self?.id ?? 0, view });
     if (self && (self.flags & PlayerFlag.Active) !== 0) {
       if (scene.focus) drawFocus(ctx, self);
-      drawHitbox(ctx, self);
+      drawHitbox(ctx, self, world);
     }
     drawFlashes(ctx, scene);
     drawSparks(ctx, scene);

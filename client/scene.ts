@@ -5,7 +5,8 @@
  */
 import type { ClientRuntime } from "../net/client/mod.ts";
 import type { BossSnap } from "../net/wire/mod.ts";
-import { angleFromUnits, type BulletPool, type WorldDef } from "../sim/mod.ts";
+import type { WorldContent } from "../content/mod.ts";
+import { angleFromUnits, type BulletPool } from "../sim/mod.ts";
 import type { Spark, TelegraphView } from "./effects.ts";
 
 /** A ship to draw. */
@@ -39,7 +40,7 @@ export interface HitFlash {
 /** Everything one frame shows. */
 export interface Scene {
   readonly nowMs: number;
-  readonly world: WorldDef;
+  readonly world: WorldContent;
   /** The local ship (predicted), if it is in the world. */
   readonly self: ShipView | undefined;
   readonly others: readonly ShipView[];

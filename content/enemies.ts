@@ -1,5 +1,6 @@
 /** Trash enemies: a ring spinner, an aimed-spread gunner and a chaser. Data only. */
-import { type EnemyDef, ticks } from "../sim/mod.ts";
+import { ticks } from "../sim/mod.ts";
+import type { EnemyContent } from "./types.ts";
 import { NEEDLE, ORB } from "./bullets.ts";
 import { AIM_LINE, RING_FLASH } from "./telegraphs.ts";
 
@@ -7,6 +8,15 @@ import { AIM_LINE, RING_FLASH } from "./telegraphs.ts";
 export const SPINNER = {
   id: 0,
   name: "Spinner",
+  look: {
+    shape: "star",
+    points: 4,
+    outer: 1.15,
+    inner: 0.45,
+    spinRadPerS: 2.86,
+    fill: "#ff9a3c",
+    stroke: "#ffe0b8",
+  },
   hp: 12,
   radiusPx: 16,
   contactDamage: 1,
@@ -21,12 +31,13 @@ export const SPINNER = {
     startDelayTicks: ticks(0.8),
     bullet: ORB,
   }],
-} as const satisfies EnemyDef;
+} as const satisfies EnemyContent;
 
 /** Keeps about 250 px away and fires a spread of 3 over 15° every 1.2 s. */
 export const GUNNER = {
   id: 1,
   name: "Gunner",
+  look: { shape: "polygon", sides: 6, barrel: true, fill: "#a35cff", stroke: "#e3ccff" },
   hp: 16,
   radiusPx: 15,
   contactDamage: 1,
@@ -41,18 +52,16 @@ export const GUNNER = {
     startDelayTicks: ticks(1),
     bullet: NEEDLE,
   }],
-} as const satisfies EnemyDef;
+} as const satisfies EnemyContent;
 
 /** Runs at the nearest player; hurts on contact. */
 export const CHASER = {
   id: 2,
   name: "Chaser",
+  look: { shape: "arrow", fill: "#ff4d5e", stroke: "#ffc2c8" },
   hp: 8,
   radiusPx: 12,
   contactDamage: 1,
   movement: { type: "chase", speedPxPerS: 150 },
   emitters: [],
-} as const satisfies EnemyDef;
-
-/** Every trash kind, indexed by id (the wire's enemy kind). */
-export const ENEMIES: readonly EnemyDef[] = [SPINNER, GUNNER, CHASER];
+} as const satisfies EnemyContent;

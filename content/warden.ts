@@ -2,16 +2,34 @@
  * The Warden of the Fold: stationary at the top centre, four phases, built only
  * from emitters. Data only: the simulation knows nothing about this boss.
  */
-import { type BossDef, ticks } from "../sim/mod.ts";
+import { ticks } from "../sim/mod.ts";
+import type { BossContent } from "./types.ts";
 import { CURL, NEEDLE, ORB, SPIRAL, WALL_BLOCK } from "./bullets.ts";
 import { AIM_LINE, QUICK_AIM_LINE, RING_FLASH, WALL_EDGE } from "./telegraphs.ts";
 
 const DEG = Math.PI / 180;
 
-/** The dungeon's boss. */
+/** The Fold's boss. */
 export const WARDEN = {
   id: 0,
   name: "The Warden of the Fold",
+  look: {
+    // Each phase reads at a glance: teal, amber, magenta, red.
+    phaseColors: ["#3fd6c8", "#f2b53a", "#e8509e", "#ff4a3d"],
+    fill: "#1a1030",
+    // A sixteen-point folded star: alternating radii read as creases.
+    body: { points: 8, inner: 0.8, spinRadPerS: 0.25 },
+    core: { sides: 4, scale: 0.64, spinRadPerS: -0.45 },
+    eye: true,
+  },
+  words: {
+    stirs: "The Warden stirs…",
+    awakens: "The Warden of the Fold awakens",
+    defeated: {
+      title: "Dungeon cleared!",
+      sub: "The Warden of the Fold is undone. Returning to the hub…",
+    },
+  },
   x: 640,
   y: 140,
   radiusPx: 48,
@@ -149,7 +167,4 @@ export const WARDEN = {
       ],
     },
   ],
-} as const satisfies BossDef;
-
-/** Every boss, indexed by id (the wire's boss kind). */
-export const BOSSES: readonly BossDef[] = [WARDEN];
+} as const satisfies BossContent;

@@ -1,13 +1,28 @@
-/** The hub and the dungeon: arenas, spawn points, waves and the boss. Data only. */
-import { type SpawnDef, ticks, type WorldDef } from "../sim/mod.ts";
+/** The hub and the dungeons: arenas, portals, waves, bosses, looks and words. Data only. */
+import { type SpawnDef, ticks } from "../sim/mod.ts";
+import type { WorldContent, WorldLook } from "./types.ts";
 import { CHASER, GUNNER, SPINNER } from "./enemies.ts";
 import { PLAYER } from "./player.ts";
 import { WARDEN } from "./warden.ts";
 
+/** Walls as every world draws them. */
+const WALLS = { wallFill: "#1c2142", wallStroke: "#5661a8", wallInner: "rgba(120,135,220,0.25)" };
+
 /** The lobby: a calm room with the portal at its centre. */
 export const HUB = {
+  key: "hub",
   kind: "hub",
   name: "The Hub",
+  look: {
+    floor: "#0e1224",
+    grid: "rgba(110,140,255,0.07)",
+    border: "#2c3770",
+    ...WALLS,
+  } satisfies WorldLook,
+  words: {
+    stage: "Safe room · the portal leads to the Fold",
+    help: "Walk into the portal to enter the Fold.",
+  },
   arena: {
     widthPx: 960,
     heightPx: 720,
@@ -26,17 +41,32 @@ export const HUB = {
     ],
   },
   player: PLAYER,
-  portal: { x: 480, y: 260, radiusPx: 40 },
+  portals: [{ x: 480, y: 260, radiusPx: 40, to: "fold", label: "The Fold — walk in", hue: 255 }],
   waves: [],
   waveDelayTicks: 0,
-} as const satisfies WorldDef;
+} as const satisfies WorldContent;
 
 const at = (enemy: SpawnDef["enemy"], x: number, y: number): SpawnDef => ({ enemy, x, y });
 
 /** The Fold: two trash waves, then the Warden, in one 1280×960 arena. */
-export const DUNGEON = {
+export const FOLD = {
+  key: "fold",
   kind: "dungeon",
   name: "The Fold",
+  look: {
+    floor: "#120d1f",
+    grid: "rgba(200,110,255,0.07)",
+    border: "#4a2b6e",
+    ...WALLS,
+  } satisfies WorldLook,
+  words: {
+    arrival: "The Fold — clear the waves, then face the Warden",
+    death: {
+      title: "You fell — returning to the hub",
+      sub: "The Fold keeps what it takes. Your crew fights on.",
+    },
+  },
+  portals: [],
   arena: {
     widthPx: 1280,
     heightPx: 960,
@@ -76,9 +106,4 @@ export const DUNGEON = {
   ],
   waveDelayTicks: ticks(2),
   boss: WARDEN,
-} as const satisfies WorldDef;
-
-/** Every world, indexed by id (the wire's world id). */
-export const WORLDS: readonly WorldDef[] = [HUB, DUNGEON];
-/** Wire ids of the worlds. */
-export const WorldId = { Hub: 0, Dungeon: 1 } as const;
+} as const satisfies WorldContent;

@@ -32,7 +32,8 @@ export type SimEvent =
   | { readonly type: "bulletsCleared"; readonly team: number }
   | { readonly type: "playerHit"; readonly playerId: number; readonly hp: number }
   | { readonly type: "playerDied"; readonly playerId: number }
-  | { readonly type: "portalEntered"; readonly playerId: number }
+  /** `portal` is the index of the portal in the world's `portals`. */
+  | { readonly type: "portalEntered"; readonly playerId: number; readonly portal: number }
   | { readonly type: "escapeStarted"; readonly playerId: number }
   | {
     readonly type: "escapeCancelled";

@@ -114,7 +114,10 @@ export function think(view: BrainView, orders: BrainOrders): InputFrame {
 /** The brain's view of a server world, as seen by player `id`. */
 export function viewOfWorld(
   world: {
-    readonly def: { readonly arena: ArenaDef; readonly portal?: { x: number; y: number } };
+    readonly def: {
+      readonly arena: ArenaDef;
+      readonly portals?: readonly { x: number; y: number }[];
+    };
     readonly enemies: readonly { x: number; y: number; def: { radiusPx: number } }[];
     readonly boss?: { def: { x: number; y: number; radiusPx: number } } | undefined;
     readonly bullets: BulletPool;
@@ -125,5 +128,11 @@ export function viewOfWorld(
   if (world.boss) {
     targets.push({ x: world.boss.def.x, y: world.boss.def.y, r: world.boss.def.radiusPx });
   }
-  return { self, arena: world.def.arena, targets, bullets: world.bullets, goal: world.def.portal };
+  return {
+    self,
+    arena: world.def.arena,
+    targets,
+    bullets: world.bullets,
+    goal: world.def.portals?.[0],
+  };
 }

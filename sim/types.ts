@@ -185,13 +185,21 @@ export interface PlayerTuning {
   readonly escapeTicks: number;
 }
 
-/** A complete world: the hub (a portal, no fights) or a dungeon (waves, then a boss). */
+/** A circle a ship walks into to leave the world (where it leads is the server's business). */
+export interface PortalDef {
+  readonly x: number;
+  readonly y: number;
+  readonly radiusPx: number;
+}
+
+/** A complete world: a hub (portals, no fights) or a dungeon (waves, then a boss). */
 export interface WorldDef {
   readonly kind: "hub" | "dungeon";
   readonly name: string;
   readonly arena: ArenaDef;
   readonly player: PlayerTuning;
-  readonly portal?: { readonly x: number; readonly y: number; readonly radiusPx: number };
+  /** Walked into in a hub; `portalEntered` names the portal by its index here. */
+  readonly portals?: readonly PortalDef[];
   readonly waves: readonly (readonly SpawnDef[])[];
   /** Pause before each wave and before the boss. */
   readonly waveDelayTicks: number;

@@ -234,10 +234,14 @@ export class SimWorld {
     if (p.fireCooldownTicks > 0) p.fireCooldownTicks--;
 
     if (this.stage === "hub") {
-      const portal = this.def.portal;
-      if (portal && Math.hypot(p.x - portal.x, p.y - portal.y) <= portal.radiusPx) {
-        p.status = "portal";
-        this.#emit({ type: "portalEntered", playerId: p.id });
+      const portals = this.def.portals ?? [];
+      for (let i = 0; i < portals.length; i++) {
+        const portal = portals[i];
+        if (Math.hypot(p.x - portal.x, p.y - portal.y) <= portal.radiusPx) {
+          p.status = "portal";
+          this.#emit({ type: "portalEntered", playerId: p.id, portal: i });
+          break;
+        }
       }
       return;
     }

@@ -20,7 +20,7 @@ import {
   TICK_HZ,
   type WorldDef,
 } from "../sim/mod.ts";
-import { BulletKind, DUNGEON, PLAYER, WARDEN } from "../content/mod.ts";
+import { BulletKind, FOLD, PLAYER, WARDEN } from "../content/mod.ts";
 import { think, viewOfWorld } from "../sim/pilot.ts";
 
 const PILOTS = 4;
@@ -45,7 +45,7 @@ const LONG_WARDEN = {
 
 /** The Fold as shipped: real arena, waves and emitters; only the HP bars are longer. */
 const PEAK_WORLD = {
-  ...DUNGEON,
+  ...FOLD,
   player: BENCH_PLAYER,
   boss: LONG_WARDEN,
 } satisfies WorldDef;
@@ -57,7 +57,7 @@ const UNFOLDING = WARDEN.phases.findIndex((phase) => phase.name === "Unfolding")
  * strip in a run. The sim never lets trash and boss meet (the boss comes only once the
  * last wave is dead), so the bench places them itself.
  */
-const PEAK_TRASH = DUNGEON.waves[1].map((spawn) => ({
+const PEAK_TRASH = FOLD.waves[1].map((spawn) => ({
   ...spawn,
   enemy: { ...spawn.enemy, hp: 1_000_000 },
 }));
@@ -124,7 +124,7 @@ const STRESS_BOSS = {
 
 /** The dungeon's arena and walls, no waves: the stress boss appears on the first tick. */
 const STRESS_WORLD = {
-  ...DUNGEON,
+  ...FOLD,
   name: "Stress",
   player: BENCH_PLAYER,
   waves: [],

@@ -24,7 +24,7 @@
  *
  *   deno task fairness [--seconds 240] [--seed 1] [--only 150±50,stall=250/4000]
  */
-import { ENEMIES, PLAYER } from "../content/mod.ts";
+import { CONTENT, PLAYER } from "../content/mod.ts";
 import { ClientRuntime, type InputSample } from "../net/client/mod.ts";
 import {
   formatLinkSpec,
@@ -221,13 +221,13 @@ export function runFairness(
     const targets = world.kind === "hub" ? [] : rt.enemies(nowMs).map((e) => ({
       x: e.x,
       y: e.y,
-      r: ENEMIES[e.kind].radiusPx,
+      r: CONTENT.enemies[e.kind].radiusPx,
     }));
     const boss = rt.boss();
     const def = world.boss;
     if (boss && boss.hp > 0 && def) targets.push({ x: def.x, y: def.y, r: def.radiusPx });
     const f = think(
-      { self, arena: world.arena, targets, bullets: rt.replica, goal: world.portal },
+      { self, arena: world.arena, targets, bullets: rt.replica, goal: world.portals[0] },
       {
         tick,
         style: p.style,
@@ -337,7 +337,7 @@ function drawFrame(
   const { allyId, nowMs } = opts;
   const enemies = new Map<number, { x: number; y: number; r: number }>();
   for (const e of rt.enemies(nowMs)) {
-    enemies.set(e.id, { x: e.x, y: e.y, r: ENEMIES[e.kind].radiusPx });
+    enemies.set(e.id, { x: e.x, y: e.y, r: CONTENT.enemies[e.kind].radiusPx });
   }
   const allyView = rt.remotePlayers(nowMs).find((p) => p.id === allyId);
   const shots = new Map<string, { x: number; y: number; dx: number; dy: number }>();

@@ -7,7 +7,7 @@ import { type InputSample } from "./runtime.ts";
 import { connectClient, type WsClient } from "./ws_client.ts";
 import { think } from "../../sim/pilot.ts";
 import type { EnterReason, EventName, NetEvent } from "../wire/protocol.ts";
-import { BOSSES } from "../../content/mod.ts";
+import { CONTENT } from "../../content/mod.ts";
 
 /** What a bot has lived through. */
 export interface BotLog {
@@ -36,12 +36,18 @@ export class Bot {
     peakReplicaBullets: 0,
   };
   mode: BotMode = "portal";
+  /** Which of the hub's portals to walk into. */
+  readonly portal: number;
   readonly #now: () => number;
   #timer: ReturnType<typeof setInterval> | undefined;
 
-  constructor(url: string, opts: { name: string; now?: () => number; mode?: BotMode }) {
+  constructor(
+    url: string,
+    opts: { name: string; now?: () => number; mode?: BotMode; portal?: number },
+  ) {
     this.name = opts.name;
     this.mode = opts.mode ?? "portal";
+    this.portal = opts.portal ?? 0;
     this.#now = opts.now ?? (() => performance.now());
     this.client = connectClient(url, {
       name: opts.name,
@@ -78,7 +84,7 @@ export class Bot {
     const targets = rt.enemies(now).map((e) => ({ x: e.x, y: e.y, r: 14 }));
     const boss = rt.boss();
     if (boss && boss.hp > 0) {
-      const def = BOSSES[boss.bossId];
+      const def = CONTENT.bosses[boss.bossId];
       targets.push({ x: def.x, y: def.y, r: def.radiusPx });
     }
     const frame = think(
@@ -87,7 +93,7 @@ export class Bot {
         arena: world.arena,
         targets: world.kind === "hub" ? [] : targets,
         bullets: rt.replica,
-        goal: this.mode === "portal" ? world.portal : undefined,
+        goal: this.mode === "portal" ? world.portals[this.portal] : undefined,
       },
       { tick, escape: this.mode === "escape", style: rt.playerId },
     );

@@ -7,7 +7,7 @@
  * volley by owner and birth tick (the tick of the input that fired them), so each
  * is drawn once; a shot the server never fired disappears quietly.
  */
-import { BOSSES } from "../../content/mod.ts";
+import { CONTENT } from "../../content/mod.ts";
 import {
   type ArenaDef,
   BulletPool,
@@ -180,7 +180,7 @@ export class BulletReplica {
     let cleared: { team: number; tick: number } | undefined;
     for (const e of msg.events) {
       if (e.type === "bossSpawned") {
-        const boss = BOSSES[e.bossId];
+        const boss = CONTENT.bosses[e.bossId];
         if (boss) this.setShotSink({ x: boss.x, y: boss.y, r: boss.radiusPx }, e.tick);
       } else if (e.type === "bossDefeated") {
         this.endShotSink(e.tick);

@@ -5,21 +5,14 @@
  * bullet replica fed by spawn events and integrated by the same BulletPool code.
  * No DOM, no sockets: bytes in through `receive`, bytes out through `send`.
  */
-import { WORLDS } from "../../content/mod.ts";
+import { CONTENT, CONTENT_HASH, type WorldContent } from "../../content/mod.ts";
 import {
   CORRECTION_EPSILON_PX,
   INPUT_FRAMES_PER_MESSAGE,
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
 } from "../../content/net_tuning.ts";
-import {
-  BulletPool,
-  type InputFrame,
-  movePlayer,
-  quantizePos,
-  Team,
-  type WorldDef,
-} from "../../sim/mod.ts";
+import { BulletPool, type InputFrame, movePlayer, quantizePos, Team } from "../../sim/mod.ts";
 import { FireRule } from "./fire_rule.ts";
 import { InputClock } from "./input_clock.ts";
 import { RemoteView } from "./remote_view.ts";
@@ -136,7 +129,8 @@ export class ClientRuntime {
   closeReason = "";
   playerId = 0;
   instanceId = "";
-  world: WorldDef | undefined;
+  /** The world this client is in, from the registry (its rules, look and words). */
+  world: WorldContent | undefined;
   readonly roster = new Map<number, string>();
 
   #replica: BulletReplica | undefined;
@@ -203,6 +197,7 @@ export class ClientRuntime {
       kind: ClientKind.Hello,
       version: opts.version ?? PROTOCOL_VERSION,
       name,
+      content: CONTENT_HASH,
       ticket: opts.ticket,
     }));
   }
@@ -283,7 +278,7 @@ export class ClientRuntime {
   }
 
   #enter(msg: EnterMsg, nowMs: number): void {
-    const world = WORLDS[msg.worldId];
+    const world = CONTENT.worlds[msg.worldId];
     if (!world) throw new TypeError(`Cannot enter world ${msg.worldId}: unknown`);
     this.world = world;
     this.instanceId = msg.instanceId;

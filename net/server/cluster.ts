@@ -7,6 +7,7 @@
  * instances keep ticking, and players already placed can still go back to the
  * hub they came from.
  */
+import { CONTENT, worldByKey } from "../../content/mod.ts";
 import { EnterReason } from "../wire/protocol.ts";
 import { CLUSTER_TIMING } from "../../content/net_tuning.ts";
 import {
@@ -42,14 +43,14 @@ export interface ClusterOptions {
 
 /**
  * A transfer ticket's payload, an array to keep the hello short: the target
- * process's boot id, the instance id, its kind (0 hub, 1 dungeon), the party id
+ * process's boot id, the instance id, its world (its index in CONTENT.worlds), the party id
  * (seats held in the registry), the Enter reason, the hub the player came from
  * ("" if none) and a nonce (a ticket is admitted once).
  */
 type Ticket = [
   boot: string,
   instanceId: string,
-  kind: 0 | 1,
+  worldId: number,
   partyId: string,
   reason: number,
   homeHubId: string,
@@ -94,7 +95,7 @@ export class ClusterNode implements Placer {
   readonly #arrived = new Map<string, Map<string, { count: number; expMs: number }>>();
   readonly #createdAt = new Map<string, number>();
   /** Portal parties waiting for a dungeon, per hub; one claim in flight per process. */
-  readonly #portalQueue: { party: Connection[]; from: Instance }[] = [];
+  readonly #portalQueue: { party: Connection[]; from: Instance; world: string }[] = [];
   #placingDungeon = false;
   #timer: number | undefined;
   #beating: Promise<void> | undefined;
@@ -156,6 +157,7 @@ export class ClusterNode implements Placer {
     const instances = hosted.map((i) => ({
       id: i.id,
       kind: i.kind,
+      world: i.worldKey,
       players: i.size,
       // A crew's reserved dungeon takes nobody else.
       accepting: i.kind === "hub" || (i.world.acceptsPlayers && i.reservedFor === undefined),
@@ -234,7 +236,7 @@ export class ClusterNode implements Placer {
     if (!checked.ok) return refuse(checked.refusal);
     const t = checked.payload;
     if (!isTicket(t)) return refuse("malformed");
-    const [boot, instanceId, kind, partyId, reason, homeHubId, nonce] = t;
+    const [boot, instanceId, worldId, partyId, reason, homeHubId, nonce] = t;
     if (boot !== this.boot || !instanceId.startsWith(`${this.processId}/`)) {
       return refuse("meant for another process");
     }
@@ -245,8 +247,8 @@ export class ClusterNode implements Placer {
     server.welcome(conn);
     server.counters.transfersIn++;
     conn.homeHubId = homeHubId || undefined;
-    let target = server.instanceFor(instanceId, kind === 0 ? "hub" : "dungeon");
-    if (kind === 1 && !target.world.acceptsPlayers) {
+    let target = server.instanceFor(instanceId, CONTENT.worlds[worldId].key);
+    if (target.kind === "dungeon" && !target.world.acceptsPlayers) {
       // The fight began while they travelled: a hub here rather than a fight they cannot join.
       target = server.hubFor(conn);
     }
@@ -254,8 +256,8 @@ export class ClusterNode implements Placer {
     server.move(conn, target, reason as EnterReason);
   }
 
-  toDungeon(party: readonly Connection[], from: Instance): void {
-    this.#portalQueue.push({ party: [...party], from });
+  toDungeon(party: readonly Connection[], opts: { from: Instance; world: string }): void {
+    this.#portalQueue.push({ party: [...party], from: opts.from, world: opts.world });
     this.#drainPortal();
   }
 
@@ -273,7 +275,7 @@ export class ClusterNode implements Placer {
       if (!local && proc && proc.id !== this.processId) {
         this.#send(conn, {
           instanceId: home,
-          kind: "hub",
+          world: CONTENT.home,
           process: proc,
           partyId: randomId(6),
           reason,
@@ -306,13 +308,18 @@ export class ClusterNode implements Placer {
       server.log("placement_local", { player: conn.playerId, reason: why });
       server.move(conn, server.hubFor(conn), reason);
     };
-    this.#claim({ kind: "hub", members: [conn.name], capacity: server.limits.hubCapacity })
+    this.#claim({
+      kind: "hub",
+      world: CONTENT.home,
+      members: [conn.name],
+      capacity: server.limits.hubCapacity,
+    })
       .then((placed) => {
         if (conn.state !== "playing" || conn.instance) return;
         if (!placed) return fallback("no process can take another player");
         this.#send(conn, {
           instanceId: placed.instance.id,
-          kind: "hub",
+          world: CONTENT.home,
           process: placed.process,
           partyId: placed.party.id,
           reason,
@@ -329,12 +336,12 @@ export class ClusterNode implements Placer {
     if (this.#placingDungeon) return;
     const next = this.#portalQueue.shift();
     if (!next) return;
-    const { from } = next;
+    const { from, world } = next;
     const max = this.#server.limits.maxPlayersPerDungeon;
     // Who entered this hub's portal while the last claim was in flight travels with them.
     for (let i = 0; i < this.#portalQueue.length && next.party.length < max;) {
       const q = this.#portalQueue[i];
-      if (q.from !== from || q.party.length + next.party.length > max) {
+      if (q.from !== from || q.world !== world || q.party.length + next.party.length > max) {
         i++;
         continue;
       }
@@ -346,6 +353,7 @@ export class ClusterNode implements Placer {
     this.#placingDungeon = true;
     this.#claim({
       kind: "dungeon",
+      world,
       members: party.map((c) => c.name),
       capacity: max,
     }).then((placed) => {
@@ -359,7 +367,7 @@ export class ClusterNode implements Placer {
       for (const c of here) {
         this.#send(c, {
           instanceId: placed.instance.id,
-          kind: "dungeon",
+          world,
           process: placed.process,
           partyId: placed.party.id,
           reason: EnterReason.Portal,
@@ -382,7 +390,7 @@ export class ClusterNode implements Placer {
   }
 
   async #claim(
-    req: Pick<ClaimRequest, "kind" | "members" | "capacity">,
+    req: Pick<ClaimRequest, "kind" | "world" | "members" | "capacity">,
   ): Promise<Placement | undefined> {
     const placed = await this.#registry.claim({
       ...req,
@@ -408,7 +416,8 @@ export class ClusterNode implements Placer {
     conn: Connection,
     to: {
       instanceId: string;
-      kind: "hub" | "dungeon";
+      /** The key of the instance's world. */
+      world: string;
       process: ProcessRecord;
       partyId: string;
       reason: EnterReason;
@@ -417,7 +426,7 @@ export class ClusterNode implements Placer {
     const server = this.#server;
     const nowMs = this.#wallNow();
     if (to.process.id === this.processId) {
-      const target = server.instanceFor(to.instanceId, to.kind);
+      const target = server.instanceFor(to.instanceId, to.world);
       this.#noteArrival(target.id, to.partyId, nowMs);
       server.move(conn, target, to.reason);
       return;
@@ -426,7 +435,7 @@ export class ClusterNode implements Placer {
     const payload: Ticket = [
       to.process.boot,
       to.instanceId,
-      to.kind === "hub" ? 0 : 1,
+      worldByKey(to.world).id,
       to.partyId,
       to.reason,
       from?.kind === "hub" ? from.id : conn.homeHubId ?? "",
@@ -465,7 +474,8 @@ export function wsUrl(publicUrl: string): string {
 function isTicket(t: unknown): t is Ticket {
   if (!Array.isArray(t) || t.length !== 7) return false;
   const [boot, instanceId, kind, partyId, reason, home, nonce] = t;
-  return typeof boot === "string" && typeof instanceId === "string" && (kind === 0 || kind === 1) &&
+  return typeof boot === "string" && typeof instanceId === "string" &&
+    Number.isInteger(kind) && CONTENT.worlds[kind] !== undefined &&
     typeof partyId === "string" && Number.isInteger(reason) && reason >= 0 &&
     reason <= MAX_ENTER_REASON && typeof home === "string" && typeof nonce === "string";
 }

@@ -9,6 +9,8 @@
 interface Crew {
   /** The dungeon its members who chose "again" go to (made by the first of them). */
   next: string | undefined;
+  /** The key of the world the crew played, which "again" plays once more. */
+  readonly world: string;
   readonly expiresAtMs: number;
 }
 
@@ -23,10 +25,19 @@ export class Crews {
     this.#offerMs = opts.offerMs;
   }
 
-  /** Opens an offer to `members`, the crew of the run `crewId` that just ended. */
-  offer(crewId: string, members: Iterable<number>, nowMs: number): void {
-    this.#crews.set(crewId, { next: undefined, expiresAtMs: nowMs + this.#offerMs });
-    for (const id of members) this.#offers.set(id, crewId);
+  /** Opens an offer to `members`, the crew of the run `crewId` in `world` that just ended. */
+  offer(crewId: string, opts: { members: Iterable<number>; world: string; nowMs: number }): void {
+    this.#crews.set(crewId, {
+      next: undefined,
+      world: opts.world,
+      expiresAtMs: opts.nowMs + this.#offerMs,
+    });
+    for (const id of opts.members) this.#offers.set(id, crewId);
+  }
+
+  /** The world the crew played. */
+  world(crewId: string): string | undefined {
+    return this.#crews.get(crewId)?.world;
   }
 
   /** Closes a player's open offer and returns its crew id (undefined: none, or lapsed). */

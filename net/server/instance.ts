@@ -18,6 +18,7 @@ import {
   type Volley,
   type WorldDef,
 } from "../../sim/mod.ts";
+import { CONTENT } from "../../content/mod.ts";
 import { INPUT_LIMITS, TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../content/net_tuning.ts";
 import {
   aimToByte,
@@ -47,12 +48,13 @@ export interface Peer {
   sendLatest(data: Uint8Array): boolean;
 }
 
-/** A server decision about a player, for the server to carry out. */
-export interface TransferOrder {
-  readonly playerId: number;
-  readonly reason: EnterReason;
-  readonly to: "hub" | "dungeon";
-}
+/**
+ * A server decision about a player, for the server to carry out: back to the hub, or
+ * through a portal of this world (the server looks up where it leads).
+ */
+export type TransferOrder =
+  & { readonly playerId: number; readonly reason: EnterReason }
+  & ({ readonly to: "hub" } | { readonly to: "dungeon"; readonly portal: number });
 
 interface Member {
   readonly peer: Peer;
@@ -85,6 +87,11 @@ export class Instance {
     this.worldId = opts.worldId;
     this.world = new SimWorld(opts.def, { seed: opts.seed });
     this.#encoder = opts.encoder;
+  }
+
+  /** The key of this instance's world in the registry. */
+  get worldKey(): string {
+    return CONTENT.worlds[this.worldId]?.key ?? "";
   }
 
   get kind(): WorldDef["kind"] {
@@ -252,7 +259,12 @@ export class Instance {
           break;
         case "portalEntered":
           small.push(e);
-          orders.push({ playerId: e.playerId, reason: EnterReason.Portal, to: "dungeon" });
+          orders.push({
+            playerId: e.playerId,
+            reason: EnterReason.Portal,
+            to: "dungeon",
+            portal: e.portal,
+          });
           break;
         case "escapeCompleted":
           small.push(e);

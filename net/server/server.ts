@@ -3,7 +3,7 @@
  * between them, and one scheduler stepping every instance at 60 Hz. It knows
  * transports only through net/transport.ts and the clock only through Clock.
  */
-import { DUNGEON, HUB, WorldId } from "../../content/mod.ts";
+import { CONTENT, CONTENT_HASH, worldByKey } from "../../content/mod.ts";
 import {
   CREW_OFFER_MS,
   LIMITS,
@@ -77,7 +77,7 @@ export interface ServerOptions {
   readonly limits?: Partial<ServerLimits>;
   readonly log?: Logger;
   /**
-   * The world a new instance runs (default: the content's HUB and DUNGEON). Tests use it
+   * The rules a new instance runs instead of its world's in the registry. Tests use it
    * to break one instance among healthy ones.
    */
   readonly worldDef?: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
@@ -94,8 +94,11 @@ export interface ServerOptions {
 export interface Placer {
   /** A player passed the handshake, with the hello's transfer ticket if any. */
   admit(conn: Connection): void;
-  /** Players who entered the portal of `from` together (one tick, at most one dungeon's worth). */
-  toDungeon(party: readonly Connection[], from: Instance): void;
+  /**
+   * Players who entered one portal of `from` together (one tick, at most one dungeon's
+   * worth), bound for an instance of the world named `world`.
+   */
+  toDungeon(party: readonly Connection[], opts: { from: Instance; world: string }): void;
   /** A player left their instance (already) for a hub. */
   toHub(conn: Connection, reason: EnterReason): void;
   /** An instance was destroyed (emptied, or failed). */
@@ -103,6 +106,11 @@ export interface Placer {
 }
 
 const NAME_PATTERN = /^[\p{L}\p{N} _.\-]+$/u;
+
+/** A content hash as 8 hex digits. */
+function hex(hash: number): string {
+  return hash.toString(16).padStart(8, "0");
+}
 
 /** Validates a player name: trimmed, 1..max characters of letters, digits, space, _ . - */
 export function checkName(raw: string, maxLength: number): string | undefined {
@@ -248,6 +256,14 @@ export class Connection implements Peer {
         );
         return;
       }
+      if (msg.content !== CONTENT_HASH) {
+        // Worlds, bosses and kinds travel as ids: other content would misread every one.
+        this.close(
+          CloseCode.VersionMismatch,
+          `content ${hex(msg.content)} is not this server's ${hex(CONTENT_HASH)} — reload the page`,
+        );
+        return;
+      }
       const name = checkName(msg.name, server.limits.maxNameLength);
       if (name === undefined) {
         this.close(
@@ -337,7 +353,7 @@ export class GameServer {
   readonly #players = new Map<number, Connection>();
   readonly #perIp = new Map<string, number>();
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
-  readonly #worldDef: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
+  readonly #worldDef: ServerOptions["worldDef"];
   #hub: Instance;
   /** Recent tick durations, for the load a process reports and /metrics. */
   readonly tickWindow = new TickWindow(TICK_WINDOW_TICKS);
@@ -356,7 +372,7 @@ export class GameServer {
     this.limits = { ...LIMITS, ...opts.limits };
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
-    this.#worldDef = opts.worldDef ?? ((kind) => kind === "hub" ? HUB : DUNGEON);
+    this.#worldDef = opts.worldDef;
     this.instancePrefix = opts.instancePrefix ?? "";
     this.processId = opts.processId ?? "single";
     this.counters = {
@@ -378,7 +394,7 @@ export class GameServer {
       transfersIn: 0,
       portalRefusals: 0,
     };
-    this.#hub = this.#createInstance("hub");
+    this.#hub = this.#createInstance(CONTENT.home);
     this.scheduler = new FixedStepScheduler(this.clock, {
       step: () => this.tick(),
       maxCatchUpTicks: MAX_CATCHUP_TICKS,
@@ -514,16 +530,23 @@ export class GameServer {
         this.#fail(instance, { during: "step", err });
         continue;
       }
-      // Who enters the portal of one instance in one tick goes to one dungeon together.
-      const party: Connection[] = [];
+      // Who enters one portal of one instance in one tick goes to one dungeon together.
+      const parties = new Map<string, Connection[]>();
       for (const order of orders) {
         const conn = this.#players.get(order.playerId);
         if (!conn || conn.instance !== instance) continue;
-        if (order.to === "dungeon") party.push(conn);
-        else this.#toHub(conn, order.reason);
+        if (order.to === "hub") {
+          this.#toHub(conn, order.reason);
+          continue;
+        }
+        const world = CONTENT.worlds[instance.worldId].portals[order.portal].to;
+        parties.set(world, [...parties.get(world) ?? [], conn]);
       }
-      for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
-        this.#toDungeon(party.slice(i, i + this.limits.maxPlayersPerDungeon), instance);
+      for (const [world, party] of parties) {
+        for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
+          const group = party.slice(i, i + this.limits.maxPlayersPerDungeon);
+          this.#toDungeon(group, { from: instance, world });
+        }
       }
       if (results) this.#offerResults(instance, results);
     }
@@ -539,13 +562,13 @@ export class GameServer {
     }
   }
 
-  #toDungeon(party: readonly Connection[], from: Instance): void {
+  #toDungeon(party: readonly Connection[], opts: { from: Instance; world: string }): void {
     if (this.placer) {
       // They wait in the portal (their ships frozen) until the placement comes back.
-      this.placer.toDungeon(party, from);
+      this.placer.toDungeon(party, opts);
       return;
     }
-    const target = this.#dungeonWithRoom(party.length);
+    const target = this.#dungeonWithRoom(opts.world, party.length);
     for (const conn of party) this.#move(conn, target, EnterReason.Portal);
   }
 
@@ -571,12 +594,12 @@ export class GameServer {
       if (i.kind !== "hub" || i.size >= this.limits.hubCapacity) continue;
       if (!best || i.size > best.size) best = i;
     }
-    return best ?? this.#createInstance("hub");
+    return best ?? this.#createInstance(CONTENT.home);
   }
 
-  /** The instance `id` of this process, made (with that id) if it does not exist. */
-  instanceFor(id: string, kind: "hub" | "dungeon"): Instance {
-    return this.instances.get(id) ?? this.#createInstance(kind, id);
+  /** The instance `id` of this process, made (with that id, of world `world`) if missing. */
+  instanceFor(id: string, world: string): Instance {
+    return this.instances.get(id) ?? this.#createInstance(world, id);
   }
 
   /** Moves a player from wherever they are into `target` (of this process). */
@@ -641,7 +664,7 @@ export class GameServer {
       crew.push(row.id);
       conn.sendReliable(bytes);
     }
-    this.crews.offer(from.id, crew, this.clock.now());
+    this.crews.offer(from.id, { members: crew, world: from.worldKey, nowMs: this.clock.now() });
     this.log("run_end", { instance: from.id, outcome: results.outcome, crew: crew.length });
   }
 
@@ -664,7 +687,7 @@ export class GameServer {
     if (
       !target || !target.world.acceptsPlayers || target.size >= this.limits.maxPlayersPerDungeon
     ) {
-      target = this.#createInstance("dungeon");
+      target = this.#createInstance(this.crews.world(crewId) ?? from.worldKey);
       target.reservedFor = crewId;
       this.crews.setNext(crewId, target.id);
     }
@@ -727,7 +750,7 @@ export class GameServer {
       players: instance.size,
       error: errorText(opts.err),
     });
-    if (instance === this.#hub) this.#hub = this.#createInstance("hub");
+    if (instance === this.#hub) this.#hub = this.#createInstance(CONTENT.home);
     this.placer?.instanceGone(instance.id);
     for (const peer of instance.peers) {
       const conn = this.#players.get(peer.playerId);
@@ -737,36 +760,41 @@ export class GameServer {
     }
   }
 
-  /** The newest dungeon that still has room for `seats` players, or a new one. */
-  #dungeonWithRoom(seats: number): Instance {
+  /** The newest instance of world `key` that still has room for `seats` players, or a new one. */
+  #dungeonWithRoom(key: string, seats: number): Instance {
     let newest: Instance | undefined;
     for (const i of this.instances.values()) {
       if (
-        i.kind === "dungeon" && i.reservedFor === undefined && i.world.acceptsPlayers &&
+        i.worldKey === key && i.reservedFor === undefined && i.world.acceptsPlayers &&
         i.size + seats <= this.limits.maxPlayersPerDungeon
       ) {
         newest = i;
       }
     }
-    return newest ?? this.#createInstance("dungeon");
+    return newest ?? this.#createInstance(key);
   }
 
-  #createInstance(kind: "hub" | "dungeon", givenId?: string): Instance {
-    const local = kind === "dungeon"
+  /**
+   * A new instance of the world named `key`, with id `givenId` (a cluster's placement)
+   * or a local one: the first hub is the world's key, later shards `hub-2`, …
+   */
+  #createInstance(key: string, givenId?: string): Instance {
+    const { world, id: worldId } = worldByKey(key);
+    const local = world.kind === "dungeon"
       ? `dungeon-${this.#nextDungeon++}`
       : this.instances.size === 0
-      ? "hub"
-      : `hub-${this.#nextHub++}`;
+      ? world.key
+      : `${world.key}-${this.#nextHub++}`;
     const id = givenId ?? this.instancePrefix + local;
     const instance = new Instance(id, {
-      worldId: kind === "hub" ? WorldId.Hub : WorldId.Dungeon,
-      def: this.#worldDef(kind, id),
+      worldId,
+      def: this.#worldDef?.(world.kind, id) ?? world,
       seed: Math.floor(this.#rng.next() * 0xffffffff),
       encoder: this.encoder,
     });
     this.instances.set(id, instance);
     this.counters.instancesCreated++;
-    this.log("instance_create", { instance: id, kind });
+    this.log("instance_create", { instance: id, kind: world.kind, world: world.key });
     return instance;
   }
 

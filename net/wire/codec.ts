@@ -24,6 +24,7 @@ import {
   type NetEvent,
   type Outcome,
   PLAYER_SNAP,
+  PROTOCOL_VERSION,
   ServerKind,
   type ServerMessage,
   type SnapshotMsg,
@@ -112,15 +113,13 @@ function show(v: unknown): string {
  */
 export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Uint8Array {
   switch (msg.kind) {
-    case ClientKind.Hello:
+    case ClientKind.Hello: {
+      const head = [msg.kind, msg.version, msg.name, msg.content >>> 0];
       if (msg.ticket !== undefined) {
-        return enc.encodeValue([msg.kind, msg.version, msg.name, msg.resume ?? null, msg.ticket]);
+        return enc.encodeValue([...head, msg.resume ?? null, msg.ticket]);
       }
-      return enc.encodeValue(
-        msg.resume === undefined
-          ? [msg.kind, msg.version, msg.name]
-          : [msg.kind, msg.version, msg.name, msg.resume],
-      );
+      return enc.encodeValue(msg.resume === undefined ? head : [...head, msg.resume]);
+    }
     case ClientKind.Input: {
       const frames = msg.frames;
       if (frames.length < 1 || frames.length > INPUT_FRAMES_PER_MESSAGE) {
@@ -153,23 +152,28 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
   if (data.byteLength > LIMITS.maxHelloBytes) {
     fail("client message", `${data.byteLength} bytes exceeds ${LIMITS.maxHelloBytes}`);
   }
-  const raw = array(dec.decodeValue(data, "client message"), "client message", 1, 5);
+  const raw = array(dec.decodeValue(data, "client message"), "client message", 1, 6);
   const kind = raw[0];
   switch (kind) {
     case ClientKind.Hello: {
-      array(raw, "hello", 3, 5);
+      array(raw, "hello", 2, 6);
       const version = int(raw[1], "hello version", 0, MAX_UINT32);
+      // Only the version's place holds across protocol versions: another version's hello is
+      // answered with a version mismatch (and "reload the page"), whatever the rest holds.
+      if (version !== PROTOCOL_VERSION) return { kind, version, name: "", content: 0 };
+      array(raw, "hello", 4, 6);
       // The frame-size cap bounds the name; its rules (and a Reject saying so) are the server's.
       const name = text(raw[2], "hello name", LIMITS.maxClientFrameBytes);
-      const resume = raw[3] === undefined || (raw[3] === null && raw.length === 5)
+      const content = int(raw[3], "hello content", 0, MAX_UINT32);
+      const resume = raw[4] === undefined || (raw[4] === null && raw.length === 6)
         ? undefined
-        : text(raw[3], "hello resume", 64);
-      const ticket = raw[4] === undefined
+        : text(raw[4], "hello resume", 64);
+      const ticket = raw[5] === undefined
         ? undefined
-        : text(raw[4], "hello ticket", MAX_TICKET_CHARS);
+        : text(raw[5], "hello ticket", MAX_TICKET_CHARS);
       return ticket === undefined
-        ? { kind, version, name, resume }
-        : { kind, version, name, resume, ticket };
+        ? { kind, version, name, content, resume }
+        : { kind, version, name, content, resume, ticket };
     }
     case ClientKind.Input: {
       array(raw, "input", 3, 3);

@@ -9,7 +9,9 @@
  * Client → server (nothing here can say where a ship is, what it hit, what it
  * took or that an escape finished — see tests/net/wire/protocol_test.ts):
  *
- *   Hello  [1, version:uint, name:text(≤16), resume:text | null?, ticket:text(≤200)?]
+ *   Hello  [1, version:uint, name:text(≤16), content:uint32, resume:text | null?,
+ *           ticket:text(≤200)?]
+ *            content: CONTENT_HASH (content/registry.ts); it must match, as the version must
  *            ticket: the signed transfer ticket a Transfer handed out (another process's)
  *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
  *            frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 buttons:u8
@@ -215,7 +217,7 @@ export const EVENTS = {
   bulletsCleared: { code: 1, fields: [["team", TEAM], ["tick", U32]] },
   playerHit: { code: 2, fields: [["playerId", U16], ["hp", U8]] },
   playerDied: { code: 3, fields: [["playerId", U16]] },
-  portalEntered: { code: 4, fields: [["playerId", U16]] },
+  portalEntered: { code: 4, fields: [["playerId", U16], ["portal", U8]] },
   escapeStarted: { code: 5, fields: [["playerId", U16]] },
   escapeCancelled: {
     code: 6,
@@ -284,6 +286,8 @@ export interface HelloMsg {
   readonly kind: typeof ClientKind.Hello;
   readonly version: number;
   readonly name: string;
+  /** The hash of the content the client was built with: worlds, bosses and kinds by id. */
+  readonly content: number;
   readonly resume?: string;
   /** A transfer ticket from another process's Transfer message. */
   readonly ticket?: string;

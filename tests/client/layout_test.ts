@@ -1,7 +1,7 @@
 /** computeLayout(): the whole arena on screen, the HUD's room beside or around it, never on it. */
 import assert from "node:assert/strict";
 import { computeLayout, EDGE_MARGIN_PX, rectsOverlap } from "../../client/layout.ts";
-import { DUNGEON, HUB } from "../../content/mod.ts";
+import { FOLD, HUB } from "../../content/mod.ts";
 
 const SIZES = [
   [390, 844],
@@ -13,7 +13,7 @@ const SIZES = [
   [360, 640],
 ] as const;
 
-for (const world of [HUB, DUNGEON]) {
+for (const world of [HUB, FOLD]) {
   const arenaW = world.arena.widthPx;
   const arenaH = world.arena.heightPx;
   Deno.test(`${world.name}: the arena fits whole at every size, with the HUD's room kept free`, () => {
@@ -42,8 +42,8 @@ for (const world of [HUB, DUNGEON]) {
 Deno.test("portrait puts the HUD in bands and the arena across the whole width", () => {
   for (const [w, h] of [[390, 844], [768, 1024], [360, 640]] as const) {
     const l = computeLayout({ w, h }, {
-      arenaW: DUNGEON.arena.widthPx,
-      arenaH: DUNGEON.arena.heightPx,
+      arenaW: FOLD.arena.widthPx,
+      arenaH: FOLD.arena.heightPx,
       touch: true,
     });
     assert.equal(l.mode, "tall", `${w}×${h}`);
@@ -54,8 +54,8 @@ Deno.test("portrait puts the HUD in bands and the arena across the whole width",
 Deno.test("landscape puts the HUD in side columns", () => {
   for (const [w, h] of [[844, 390], [1280, 800], [1920, 1080]] as const) {
     const l = computeLayout({ w, h }, {
-      arenaW: DUNGEON.arena.widthPx,
-      arenaH: DUNGEON.arena.heightPx,
+      arenaW: FOLD.arena.widthPx,
+      arenaH: FOLD.arena.heightPx,
       touch: false,
     });
     assert.equal(l.mode, "wide", `${w}×${h}`);

@@ -15,6 +15,7 @@
  * its snapshots at the normal rate; an error thrown from a socket handler would
  * surface as an uncaught error and fail the test.
  */
+import { CONTENT_HASH } from "../../content/mod.ts";
 import assert from "node:assert/strict";
 import { INPUT_LIMITS, LIMITS, SNAPSHOT_HZ } from "../../content/net_tuning.ts";
 import {
@@ -96,7 +97,12 @@ function validMessage(rng: Rng): Uint8Array {
   let msg: ClientMessage;
   switch (int(rng, 3)) {
     case 0:
-      msg = { kind: ClientKind.Hello, version: PROTOCOL_VERSION, name: `Player ${int(rng, 1e6)}` };
+      msg = {
+        kind: ClientKind.Hello,
+        version: PROTOCOL_VERSION,
+        name: `Player ${int(rng, 1e6)}`,
+        content: CONTENT_HASH,
+      };
       break;
     case 1: {
       const n = 1 + int(rng, 3);
@@ -118,12 +124,13 @@ function validMessage(rng: Rng): Uint8Array {
 }
 
 const WRONG_TYPES: readonly ((rng: Rng) => unknown)[] = [
-  () => [ClientKind.Hello, String(PROTOCOL_VERSION), "Name"],
-  (r) => [ClientKind.Hello, PROTOCOL_VERSION, int(r, 1e6)],
-  () => [ClientKind.Hello, PROTOCOL_VERSION, { name: "Map" }],
-  () => [ClientKind.Hello, PROTOCOL_VERSION, new Uint8Array([0x41, 0x42])],
-  () => [ClientKind.Hello, PROTOCOL_VERSION, ["Array"]],
-  (r) => [ClientKind.Hello, PROTOCOL_VERSION, "Resume", int(r, 100)],
+  () => [ClientKind.Hello, String(PROTOCOL_VERSION), "Name", CONTENT_HASH],
+  (r) => [ClientKind.Hello, PROTOCOL_VERSION, int(r, 1e6), CONTENT_HASH],
+  () => [ClientKind.Hello, PROTOCOL_VERSION, { name: "Map" }, CONTENT_HASH],
+  () => [ClientKind.Hello, PROTOCOL_VERSION, new Uint8Array([0x41, 0x42]), CONTENT_HASH],
+  () => [ClientKind.Hello, PROTOCOL_VERSION, ["Array"], CONTENT_HASH],
+  (r) => [ClientKind.Hello, PROTOCOL_VERSION, "Resume", CONTENT_HASH, int(r, 100)],
+  () => [ClientKind.Hello, PROTOCOL_VERSION, "Content", String(CONTENT_HASH)],
   (r) => [ClientKind.Input, String(int(r, 1e6)), new Uint8Array(5)],
   (r) => [ClientKind.Input, { tick: int(r, 1e6) }, new Uint8Array(5)],
   (r) => [ClientKind.Input, [int(r, 1e6)], new Uint8Array(5)],
@@ -167,6 +174,7 @@ const NUMERIC_SLOTS: readonly ((v: unknown) => unknown)[] = [
   (v) => [ClientKind.Ping, v],
   (v) => [ClientKind.Input, v, new Uint8Array(5)],
   (v) => [ClientKind.Hello, v, "Numbers"],
+  (v) => [ClientKind.Hello, PROTOCOL_VERSION, "Numbers", v],
   (v) => [v, 5],
   (v) => [v, PROTOCOL_VERSION, "Numbers"],
 ];

@@ -6,7 +6,7 @@
  * keeps 60 ticks a second, and the failure is logged and counted in /metrics.
  */
 import assert from "node:assert/strict";
-import { DUNGEON, HUB, SPINNER } from "../../content/mod.ts";
+import { FOLD, HUB, SPINNER } from "../../content/mod.ts";
 import { SNAPSHOT_HZ } from "../../content/net_tuning.ts";
 import { Bot } from "../../net/client/bot.ts";
 import { decodeServerMessage, MessageDecoder } from "../../net/wire/codec.ts";
@@ -15,7 +15,7 @@ import type { WorldDef } from "../../sim/mod.ts";
 import { LiveServer } from "../net/_harness.ts";
 
 const BROKEN: WorldDef = {
-  ...DUNGEON,
+  ...FOLD,
   waves: [[{
     enemy: { ...SPINNER, emitters: [{ ...SPINNER.emitters[0], speedPxPerS: 120.1 }] },
     x: 640,
@@ -23,7 +23,7 @@ const BROKEN: WorldDef = {
   }]],
   waveDelayTicks: 1,
 };
-const CALM: WorldDef = { ...DUNGEON, waveDelayTicks: 1_000_000 };
+const CALM: WorldDef = { ...FOLD, waveDelayTicks: 1_000_000 };
 
 /** Polls `done` every 20 ms; throws after `ms`. */
 async function until(what: string, done: () => boolean, ms: number): Promise<void> {
@@ -106,9 +106,9 @@ Deno.test("a dungeon that throws closes alone over real sockets; the others keep
 
     const metrics = await (await fetch(live.url.replace("ws:", "http:").replace("/ws", "/metrics")))
       .text();
-    assert.match(metrics, /^bh_instances_failed_total\{kind="dungeon"\} 1$/m);
-    assert.match(metrics, /^bh_instances\{kind="dungeon"\} 2$/m);
-    assert.match(metrics, /^bh_players 3$/m);
+    assert.match(metrics, /^bh_instances_failed_total\{process="single",kind="dungeon"\} 1$/m);
+    assert.match(metrics, /^bh_instances\{process="single",kind="dungeon"\} 2$/m);
+    assert.match(metrics, /^bh_players\{process="single"\} 3$/m);
   } finally {
     await Promise.all(bots.map((b) => b.stop()));
   }

@@ -145,7 +145,11 @@ async function walkIntoPortal(page: Page): Promise<void> {
       const state = await page.evaluate(() => {
         const rt = (globalThis as unknown as WithBh).__bh.runtime!;
         const me = rt.selfView();
-        return { kind: rt.world?.kind, portal: rt.world?.portal, me: me && { x: me.x, y: me.y } };
+        return {
+          kind: rt.world?.kind,
+          portal: rt.world?.portals[0],
+          me: me && { x: me.x, y: me.y },
+        };
       });
       if (state.kind === "dungeon") return;
       if (performance.now() > deadline) throw new Error("walking into the portal timed out");

@@ -4,6 +4,7 @@
  * offending socket, with its close code and a reason, while a bystander in the
  * same hub keeps receiving snapshots at the normal rate.
  */
+import { CONTENT_HASH } from "../../content/mod.ts";
 import assert from "node:assert/strict";
 import { LIMITS, SNAPSHOT_HZ } from "../../content/net_tuning.ts";
 import { encodeClientMessage, MessageEncoder } from "../../net/wire/codec.ts";
@@ -16,6 +17,7 @@ function helloBytes(name: string): Uint8Array {
     kind: ClientKind.Hello,
     version: PROTOCOL_VERSION,
     name,
+    content: CONTENT_HASH,
   });
 }
 
@@ -24,7 +26,7 @@ Deno.test("a hello with the wrong protocol version gets a Reject and close code 
   const s = new Socket(live.url);
   await s.opened;
   const wrong = PROTOCOL_VERSION + 1;
-  s.hello("Old Client", wrong);
+  s.hello("Old Client", { version: wrong });
   const closed = await s.closed;
 
   assert.equal(closed.code, CloseCode.VersionMismatch);
@@ -64,7 +66,7 @@ const BAD_CASES: readonly BadCase[] = [
     joinFirst: false,
     send: (s) => {
       const hello = helloBytes("Cut Short");
-      s.ws.send(hello.subarray(0, hello.length - 3));
+      s.ws.send(hello.subarray(0, hello.length - 5)); // the content hash, whole
     },
     code: CloseCode.BadMessage,
     reason: /not CBOR.*end of CBOR data/,

@@ -5,6 +5,7 @@
  * ClientRuntimes connected through such links, pumped in small time steps.
  * It speaks to net/ only through public APIs and never reads `#private` state.
  */
+import { CONTENT_HASH } from "../../content/mod.ts";
 import { ClientRuntime, type InputSample } from "../../net/client/runtime.ts";
 import {
   decodeClientMessage,
@@ -41,7 +42,7 @@ export const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
 
 /** Walks to the hub's portal while in the hub; stands still anywhere else. */
 export const toPortal: Control = (_tick, c) => {
-  const portal = c.runtime.world?.portal;
+  const portal = c.runtime.world?.portals[0];
   const me = c.runtime.selfView();
   return portal && me ? steerTo(me, portal) : IDLE;
 };
@@ -411,8 +412,11 @@ export class RawClient {
     this.conn.receive(data);
   }
 
-  hello(name: string, version = PROTOCOL_VERSION): void {
-    this.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
+  hello(name: string, opts: { version?: number; content?: number } = {}): void {
+    const { version = PROTOCOL_VERSION, content = CONTENT_HASH } = opts;
+    this.send(
+      encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name, content }),
+    );
   }
 
   /** One Input message carrying `frames` (1–3 consecutive ticks, oldest first). */
@@ -554,8 +558,11 @@ export class LiveSocket {
     };
   }
 
-  hello(name: string, version = PROTOCOL_VERSION): void {
-    this.ws.send(encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name }));
+  hello(name: string, opts: { version?: number; content?: number } = {}): void {
+    const { version = PROTOCOL_VERSION, content = CONTENT_HASH } = opts;
+    this.ws.send(
+      encodeClientMessage(this.#encoder, { kind: ClientKind.Hello, version, name, content }),
+    );
   }
 
   /** The first message of `kind`, already here or still to come. */

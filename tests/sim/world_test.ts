@@ -17,7 +17,7 @@ import {
   Team,
   type WorldDef,
 } from "../../sim/mod.ts";
-import { CHASER, DUNGEON, HUB, ORB, PLAYER, WARDEN } from "../../content/mod.ts";
+import { CHASER, FOLD, HUB, ORB, PLAYER, WARDEN } from "../../content/mod.ts";
 import { think, viewOfWorld } from "../../sim/pilot.ts";
 import { runDungeon } from "../../tools/demo_run.ts";
 
@@ -150,7 +150,7 @@ Deno.test("a player shot is not integrated on the tick it is born", () => {
 });
 
 Deno.test("a replica fed only the tick's events holds exactly the world's bullets", () => {
-  const world = new SimWorld(DUNGEON, { seed: 3 });
+  const world = new SimWorld(FOLD, { seed: 3 });
   for (let id = 1; id <= 3; id++) world.addPlayer(id, `p${id}`);
   const replica = new BulletPool();
   for (let t = 0; t < 1800; t++) {
@@ -160,12 +160,12 @@ Deno.test("a replica fed only the tick's events holds exactly the world's bullet
     }
     const events = world.step(inputs);
     // The client's order: integrate what it had, then place what was born, then kill what was hit.
-    stepBullets(replica, DUNGEON.arena);
+    stepBullets(replica, FOLD.arena);
     for (const e of events) {
       if (e.type !== "volley") continue;
       const from = replica.count;
       spawnVolley(replica, e.volley);
-      fastForward(replica, DUNGEON.arena, { from, ticks: world.tick - 1 - e.volley.birthTick });
+      fastForward(replica, FOLD.arena, { from, ticks: world.tick - 1 - e.volley.birthTick });
     }
     for (const e of events) {
       if (e.type === "bulletHit") {
@@ -538,8 +538,8 @@ Deno.test("walking into the hub portal emits portalEntered once", () => {
   world.addPlayer(2, "b"); // stays behind
   const entered: SimEvent[] = [];
   for (let t = 0; t < 600; t++) {
-    const dx = HUB.portal.x - p.x;
-    const dy = HUB.portal.y - p.y;
+    const dx = HUB.portals[0].x - p.x;
+    const dy = HUB.portals[0].y - p.y;
     const d = Math.hypot(dx, dy) || 1;
     const inputs = new Map<number, InputFrame>([[1, {
       tick: world.tick,
@@ -550,18 +550,23 @@ Deno.test("walking into the hub portal emits portalEntered once", () => {
     }]]);
     entered.push(...world.step(inputs));
   }
-  assert.deepEqual(entered, [{ type: "portalEntered", playerId: 1 }], "no shots in the hub");
+  assert.deepEqual(
+    entered,
+    [{ type: "portalEntered", playerId: 1, portal: 0 }],
+    "no shots in the hub",
+  );
   assert.equal(p.status, "portal");
-  assert.ok(Math.hypot(p.x - HUB.portal.x, p.y - HUB.portal.y) <= HUB.portal.radiusPx);
+  const [portal] = HUB.portals;
+  assert.ok(Math.hypot(p.x - portal.x, p.y - portal.y) <= portal.radiusPx);
   assert.equal(world.players.get(2)!.status, "active");
 });
 
 Deno.test("four scripted pilots clear the whole dungeon and defeat the Warden", () => {
-  const summary = runDungeon(DUNGEON, { players: 4, seed: 1, maxTicks: 60 * 300 });
+  const summary = runDungeon(FOLD, { players: 4, seed: 1, maxTicks: 60 * 300 });
   assert.equal(summary.bossDefeated, true);
   assert.ok(summary.ticks < 60 * 300);
-  assert.equal(summary.events.waveStarted, DUNGEON.waves.length);
-  const trash = DUNGEON.waves.reduce((n, w) => n + w.length, 0);
+  assert.equal(summary.events.waveStarted, FOLD.waves.length);
+  const trash = FOLD.waves.reduce((n, w) => n + w.length, 0);
   assert.equal(summary.events.enemySpawned, trash);
   assert.equal(summary.events.enemyKilled, trash);
   assert.equal(summary.events.bossSpawned, 1);
@@ -590,8 +595,8 @@ function lockstep(worlds: SimWorld[], ticks: number): number[][] {
 }
 
 Deno.test("the same seed and inputs give the same world hash after 3,600 ticks", () => {
-  const a = new SimWorld(DUNGEON, { seed: 1 });
-  const b = new SimWorld(DUNGEON, { seed: 1 });
+  const a = new SimWorld(FOLD, { seed: 1 });
+  const b = new SimWorld(FOLD, { seed: 1 });
   const [ha, hb] = lockstep([a, b], 3600);
   assert.equal(a.tick, 3600);
   assert.equal(hashWorld(a), hashWorld(b));
@@ -600,8 +605,8 @@ Deno.test("the same seed and inputs give the same world hash after 3,600 ticks",
 });
 
 Deno.test("a different seed with the same inputs gives a different world hash", () => {
-  const a = new SimWorld(DUNGEON, { seed: 1 });
-  const c = new SimWorld(DUNGEON, { seed: 2 });
+  const a = new SimWorld(FOLD, { seed: 1 });
+  const c = new SimWorld(FOLD, { seed: 2 });
   lockstep([a, c], 3600);
   assert.notEqual(hashWorld(a), hashWorld(c));
 });

@@ -36,6 +36,8 @@ export interface ProcessRecord {
 export interface InstanceRecord {
   readonly id: string;
   readonly kind: "hub" | "dungeon";
+  /** The key of its world in the content registry (several dungeons share a kind). */
+  readonly world?: string;
   readonly processId: string;
   readonly players: number;
   /** False once a dungeon's boss has appeared. */
@@ -71,6 +73,8 @@ export interface RegistryTiming {
 /** What a placement asks for. */
 export interface ClaimRequest {
   readonly kind: "hub" | "dungeon";
+  /** Only instances of this world (its content key) will do; a new one is of this world. */
+  readonly world?: string;
   readonly partyId: string;
   readonly members: readonly string[];
   /** Most players an instance of this kind takes. */
@@ -191,6 +195,7 @@ export class Registry {
         const filled = inst.players + heldSeats(seatsById.get(inst.id), { inst, nowMs });
         loads.set(inst.processId, (loads.get(inst.processId) ?? 0) + filled);
         if (inst.kind !== req.kind || !inst.accepting) continue;
+        if (req.world !== undefined && inst.world !== req.world) continue;
         if (filled + seatsWanted > req.capacity) continue;
         if (!best || better(req, { inst, filled }, best)) best = { inst, filled };
       }
@@ -214,6 +219,7 @@ export class Registry {
       const inst: InstanceRecord = {
         id: req.newInstanceId(proc),
         kind: req.kind,
+        world: req.world,
         processId: proc.id,
         players: 0,
         accepting: true,

@@ -4,7 +4,7 @@
  * screen are no longer the bullets that can kill you.
  */
 import assert from "node:assert/strict";
-import { DUNGEON, ORB, PLAYER } from "../../../content/mod.ts";
+import { FOLD, ORB, PLAYER } from "../../../content/mod.ts";
 import {
   type BulletPool,
   type InputFrame,
@@ -27,7 +27,7 @@ import { ServerKind } from "../../../net/wire/protocol.ts";
 import { TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
 
 /** The dungeon with no trash: the Warden appears after one tick. */
-const BOSS_ROOM: WorldDef = { ...DUNGEON, waves: [], waveDelayTicks: 1 };
+const BOSS_ROOM: WorldDef = { ...FOLD, waves: [], waveDelayTicks: 1 };
 const FIGHT_TICKS = 900;
 
 function compare(
@@ -257,7 +257,7 @@ function orbs(tick: number, uid0: number, n = 3): Volley {
 Deno.test("a clear takes the volleys of its batch born up to its tick and spares later ones", () => {
   const enc = new MessageEncoder();
   const dec = new MessageDecoder();
-  const replica = new BulletReplica(DUNGEON.arena, { tick: 99 });
+  const replica = new BulletReplica(FOLD.arena, { tick: 99 });
   const bytes = encodeServerMessage(enc, {
     kind: ServerKind.Events,
     tick: 100,

@@ -103,8 +103,8 @@ class Cycle {
       assert.ok(t < 600, `${this.kind}: no dungeon after 10 s`);
       const ship = this.h.server.hub.world.players.get(c.playerId);
       if (!ship) return;
-      if (this.kind === "portalWalk") this.#input(steerTo(ship, HUB.portal!));
-      else [ship.x, ship.y] = [HUB.portal!.x, HUB.portal!.y];
+      if (this.kind === "portalWalk") this.#input(steerTo(ship, HUB.portals[0]));
+      else [ship.x, ship.y] = [HUB.portals[0].x, HUB.portals[0].y];
       return;
     }
     this.#inDungeonFor++;

@@ -8,7 +8,7 @@
  * Also hub shards on one process. Real codec, real server paths; no sockets.
  */
 import assert from "node:assert/strict";
-import { HUB } from "../../../content/mod.ts";
+import { CONTENT_HASH, HUB } from "../../../content/mod.ts";
 import { ClusterNode } from "../../../net/server/cluster.ts";
 import { MemoryStore, Registry } from "../../../net/server/registry/mod.ts";
 import { ManualClock } from "../../../net/server/scheduler.ts";
@@ -90,6 +90,7 @@ class Cluster {
       kind: ClientKind.Hello,
       version: PROTOCOL_VERSION,
       name,
+      content: CONTENT_HASH,
       ticket,
     }));
     return c;
@@ -126,7 +127,7 @@ function transferOf(c: RawClient): TransferMsg | undefined {
 function onPortal(c: RawClient): void {
   const hub = c.conn.instance!;
   const ship = hub.world.players.get(c.conn.playerId)!;
-  [ship.x, ship.y] = [HUB.portal!.x, HUB.portal!.y];
+  [ship.x, ship.y] = [HUB.portals[0].x, HUB.portals[0].y];
 }
 
 Deno.test("a portal party on A lands together in a new dungeon on the idle process B, by ticket", async () => {

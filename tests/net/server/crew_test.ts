@@ -14,7 +14,7 @@ import { Button, quantizeAngle, TELEGRAPH_STYLES, type WorldDef } from "../../..
 import { type Control, dist, IDLE, NetHarness, type SimClient, steerTo } from "../_harness.ts";
 
 const toPortal: Control = (_tick, c) => {
-  const portal = c.runtime.world?.portal;
+  const portal = c.runtime.world?.portals[0];
   const me = c.runtime.selfView();
   return portal && me ? steerTo(me, portal) : IDLE;
 };
@@ -114,6 +114,7 @@ function weakWardenRoom(): WorldDef {
     name: "Test Room",
     arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 300 }] },
     player: { ...PLAYER, maxHp: 255 }, // the most HP a snapshot carries (u8)
+    portals: [],
     waves: [],
     waveDelayTicks: 1,
     boss: { ...WARDEN, baseHp: 40 },

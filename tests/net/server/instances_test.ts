@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
-import { PLAYER } from "../../../content/mod.ts";
+import { HUB, PLAYER } from "../../../content/mod.ts";
 import { CloseCode, EnterReason, type EventName } from "../../../net/wire/protocol.ts";
 import { Button } from "../../../sim/mod.ts";
 import {
@@ -52,6 +52,7 @@ Deno.test("four players through the portal share a dungeon; a fifth gets a new o
   h.runUntil(() => four.every(inDungeon), { maxMs: 5000, what: "four players in a dungeon" });
 
   const shared = four[0].runtime.instanceId;
+  assert.equal(four[0].runtime.world?.key, HUB.portals[0].to, "the world the portal names");
   for (const c of four) {
     assert.equal(c.runtime.instanceId, shared);
     assert.deepEqual(reasons(c), [EnterReason.Join, EnterReason.Portal]);

@@ -6,7 +6,7 @@
  * never the loop.
  */
 import assert from "node:assert/strict";
-import { DUNGEON, HUB, SPINNER } from "../../../content/mod.ts";
+import { FOLD, HUB, SPINNER } from "../../../content/mod.ts";
 import { ManualClock } from "../../../net/server/scheduler.ts";
 import { FixedStepScheduler } from "../../../net/server/scheduler.ts";
 import { EnterReason } from "../../../net/wire/protocol.ts";
@@ -21,13 +21,13 @@ const OFF_GRID_SPINNER = {
 
 /** A dungeon that throws as soon as its one spinner fires (about 0.5 s in). */
 const BROKEN: WorldDef = {
-  ...DUNGEON,
+  ...FOLD,
   waves: [[{ enemy: OFF_GRID_SPINNER, x: 640, y: 300 }]],
   waveDelayTicks: 1,
 };
 
 /** A dungeon where nothing happens, so healthy players stay put. */
-const CALM: WorldDef = { ...DUNGEON, waveDelayTicks: 1_000_000 };
+const CALM: WorldDef = { ...FOLD, waveDelayTicks: 1_000_000 };
 
 /** A hub with nowhere to put a ship: taking a player throws. */
 const BROKEN_HUB: WorldDef = { ...HUB, arena: { ...HUB.arena, spawnPoints: [] } };

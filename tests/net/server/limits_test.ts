@@ -3,6 +3,7 @@
  * closes only the offending connection, with its close code and a reason, while a
  * bystander in the hub plays on. Rates are driven by advancing the clock by hand.
  */
+import { CONTENT_HASH } from "../../../content/mod.ts";
 import assert from "node:assert/strict";
 import { LIMITS, TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
 import { encodeClientMessage, MessageEncoder } from "../../../net/wire/codec.ts";
@@ -355,6 +356,17 @@ Deno.test("valid names, Unicode letters included, are accepted and stored trimme
   assert.equal(h.server.playerCount, GOOD_NAMES.length);
 });
 
+Deno.test("a hello from a client built with other content gets 4001 and 'reload the page'", () => {
+  using h = new NetHarness();
+  const b = bystander(h);
+  const c = new RawClient(h.server, "10.0.0.1");
+  c.hello("Stale Tab", { content: (CONTENT_HASH ^ 1) >>> 0 });
+  assertClosed(h, c, CloseCode.VersionMismatch, /content [0-9a-f]{8} is not this server's.*reload/);
+  assert.deepEqual(kindsSent(c), [ServerKind.Reject]);
+  assert.equal(h.server.playerCount, 1, "only the bystander was admitted");
+  assertUnharmed(h, b);
+});
+
 Deno.test("a very long name meets the name rules, not the codec: 4006 with a Reject", () => {
   using h = new NetHarness();
   const b = bystander(h);
@@ -363,6 +375,7 @@ Deno.test("a very long name meets the name rules, not the codec: 4006 with a Rej
     kind: ClientKind.Hello,
     version: PROTOCOL_VERSION,
     name: "d".repeat(LIMITS.maxNameLength * 4 + 1),
+    content: CONTENT_HASH,
   }));
   assertClosed(h, c, CloseCode.BadName, /name must be/);
   assert.deepEqual(kindsSent(c), [ServerKind.Reject]);

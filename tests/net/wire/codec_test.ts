@@ -17,6 +17,7 @@ import {
   type ClientMessage,
   EnterReason,
   Outcome,
+  PROTOCOL_VERSION,
   RunStatusCode,
   ServerKind,
   type ServerMessage,
@@ -35,9 +36,14 @@ function serverRoundTrip(msg: ServerMessage): ServerMessage {
 }
 
 Deno.test("hello round-trips with and without a resume token", () => {
-  const a = { kind: ClientKind.Hello, version: 1, name: "Ada" } as const;
+  const a = {
+    kind: ClientKind.Hello,
+    version: PROTOCOL_VERSION,
+    name: "Ada",
+    content: 0xdeadbeef,
+  } as const;
   assert.deepEqual(clientRoundTrip(a), { ...a, resume: undefined });
-  const b = { kind: ClientKind.Hello, version: 1, name: "Ada", resume: "tok" } as const;
+  const b = { ...a, resume: "tok" } as const;
   assert.deepEqual(clientRoundTrip(b), b);
 });
 
@@ -50,6 +56,16 @@ Deno.test("input round-trips three consecutive frames in 5 bytes each", () => {
   const bytes = encodeClientMessage(enc, { kind: ClientKind.Input, frames });
   assert.ok(bytes.byteLength <= 22, `input message is ${bytes.byteLength} bytes`);
   assert.deepEqual(decodeClientMessage(dec(), bytes), { kind: ClientKind.Input, frames });
+});
+
+Deno.test("a hello of another protocol version decodes to its version alone, whatever follows", () => {
+  // The server must be able to answer "reload the page" to any older or newer client.
+  const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
+  for (const raw of [[1, 1, "Ada"], [1, PROTOCOL_VERSION + 1, { odd: true }, "x", 5], [1, 0]]) {
+    const msg = decodeClientMessage(dec(), cbor.encode(raw));
+    assert.equal(msg.kind, ClientKind.Hello);
+    if (msg.kind === ClientKind.Hello) assert.equal(msg.version, raw[1]);
+  }
 });
 
 Deno.test("ping round-trips", () => {
@@ -262,14 +278,22 @@ Deno.test("the decoder refuses garbage, truncation, wrong types, bad ranges and 
     ["garbage", new Uint8Array([0xff, 0x00, 0x13, 0x37]), /Cannot decode/],
     [
       "truncated",
-      encodeClientMessage(enc, { kind: ClientKind.Hello, version: 1, name: "Ada" }).slice(0, 4),
+      encodeClientMessage(enc, {
+        kind: ClientKind.Hello,
+        version: PROTOCOL_VERSION,
+        name: "Ada",
+        content: 1,
+      }).slice(0, 4),
       /Cannot decode/,
     ],
     ["not an array", cbor.encode({ kind: 1 }), /expected an array/],
     ["unknown kind", cbor.encode([99]), /unknown kind/],
     ["string kind", cbor.encode(["1", 1, "x"]), /unknown kind/],
     ["hello version text", cbor.encode([1, "1", "Ada"]), /hello version/],
-    ["hello name number", cbor.encode([1, 1, 5]), /hello name/],
+    ["hello name number", cbor.encode([1, PROTOCOL_VERSION, 5, 1]), /hello name/],
+    ["hello without content", cbor.encode([1, PROTOCOL_VERSION, "Ada"]), /hello: 3 items/],
+    ["hello content text", cbor.encode([1, PROTOCOL_VERSION, "Ada", "x"]), /hello content/],
+    ["hello content negative", cbor.encode([1, PROTOCOL_VERSION, "Ada", -1]), /hello content/],
     ["input NaN tick", cbor.encode([2, NaN, new Uint8Array(5)]), /input tick/],
     ["input Infinity tick", cbor.encode([2, Infinity, new Uint8Array(5)]), /input tick/],
     ["input huge tick", cbor.encode([2, 2 ** 40, new Uint8Array(5)]), /input tick/],

@@ -11,12 +11,18 @@ import {
   MessageDecoder,
   MessageEncoder,
 } from "../../../net/wire/codec.ts";
-import { Choice, ClientKind, type ClientMessage, ServerKind } from "../../../net/wire/protocol.ts";
+import {
+  Choice,
+  ClientKind,
+  type ClientMessage,
+  PROTOCOL_VERSION,
+  ServerKind,
+} from "../../../net/wire/protocol.ts";
 import { Button, BUTTON_MASK } from "../../../sim/mod.ts";
 
 /** Every field a client may send, per kind, and every field of an input frame. */
 const ALLOWED = {
-  Hello: ["kind", "version", "name", "resume"],
+  Hello: ["kind", "version", "name", "content", "resume"],
   Input: ["kind", "frames"],
   Ping: ["kind", "clientTimeMs"],
   Choice: ["kind", "choice"],
@@ -26,7 +32,13 @@ const FORBIDDEN =
   /^(x|y|pos|position|hit|hits|damage|hp|health|dead|died|death|escaped|escape|kill)/i;
 
 const samples: Record<keyof typeof ClientKind, ClientMessage> = {
-  Hello: { kind: ClientKind.Hello, version: 1, name: "Ada", resume: "t" },
+  Hello: {
+    kind: ClientKind.Hello,
+    version: PROTOCOL_VERSION,
+    name: "Ada",
+    content: 7,
+    resume: "t",
+  },
   Input: {
     kind: ClientKind.Input,
     frames: [{ tick: 9, moveX: 100, moveY: -100, aim: 1, buttons: BUTTON_MASK }],

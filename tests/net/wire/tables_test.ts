@@ -5,7 +5,7 @@
  * deciding how it travels and one of these fails.
  */
 import assert from "node:assert/strict";
-import { BOSSES, DUNGEON, ENEMIES, PLAYER } from "../../../content/mod.ts";
+import { CONTENT, FOLD, PLAYER } from "../../../content/mod.ts";
 import {
   BULLET_FIELD_NAMES,
   BulletPool,
@@ -41,7 +41,7 @@ import {
 } from "../../../net/wire/mod.ts";
 
 /** The dungeon with no trash: the boss appears after one tick. */
-const BOSS_ROOM: WorldDef = { ...DUNGEON, waves: [], waveDelayTicks: 1 };
+const BOSS_ROOM: WorldDef = { ...FOLD, waves: [], waveDelayTicks: 1 };
 
 /**
  * A boss fight of up to `ticks` with four pilots, stopped early once `until` holds;
@@ -135,8 +135,8 @@ Deno.test("every volley of a fight, decoded off the wire, spawns bullets identic
 /** Every bullet spec the shipped content fires. */
 function contentSpecs(): BulletSpec[] {
   const specs: BulletSpec[] = [PLAYER.shot];
-  for (const e of ENEMIES) for (const em of e.emitters) specs.push(em.bullet);
-  for (const b of BOSSES) {
+  for (const e of CONTENT.enemies) for (const em of e.emitters) specs.push(em.bullet);
+  for (const b of CONTENT.bosses) {
     for (const p of b.phases) for (const em of p.emitters) specs.push(em.bullet);
   }
   return specs;
@@ -183,7 +183,7 @@ function assertDecided(
 Deno.test("every field of a ship, an enemy, the boss and the world has a wire decision", () => {
   const world = new SimWorld(BOSS_ROOM, { seed: 1 });
   const player = world.addPlayer(1, "Ada");
-  const enemy = world.spawnEnemy(ENEMIES[0], 100, 100);
+  const enemy = world.spawnEnemy(CONTENT.enemies[0], 100, 100);
   world.step(new Map());
   world.step(new Map());
   assert.ok(world.boss, "the boss is up");
