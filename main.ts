@@ -11,7 +11,8 @@ import {
   TokenSigner,
 } from "./net/server/mod.ts";
 import { openStore, Registry } from "./net/server/registry/mod.ts";
-import { CLUSTER_TIMING } from "./content/net_tuning.ts";
+import { BOSS_RUSH_DELAY_TICKS, CLUSTER_TIMING } from "./content/net_tuning.ts";
+import { DUNGEON, HUB } from "./content/mod.ts";
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
 
@@ -76,7 +77,10 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const log = jsonLogger(config.logLevel);
+  // BOSS_RUSH (load tests): dungeons open on the boss after a short wait to fill up.
+  const rush = { ...DUNGEON, waves: [], waveDelayTicks: BOSS_RUSH_DELAY_TICKS };
   const server = new GameServer({
+    worldDef: config.bossRush ? (kind) => kind === "hub" ? HUB : rush : undefined,
     clock: realClock,
     limits: config.limits,
     log,

@@ -189,14 +189,22 @@ function Toasts({ hud }: { hud: HudState }) {
   );
 }
 
+/** Names listed at most; a crowded hub lists you and those near you, and counts the rest. */
+const ROSTER_LINES_MAX = 10;
+
 function Roster({ hud }: { hud: HudState }) {
   const lines = hud.roster.value;
   if (lines.length === 0) return null;
+  // Ships out of interest range are "away" (not in your snapshots): list the near ones first.
+  const shown = lines.length <= ROSTER_LINES_MAX
+    ? lines
+    : [...lines].sort((a, b) => rank(a) - rank(b)).slice(0, ROSTER_LINES_MAX);
+  const more = lines.length - shown.length;
   return (
     <div class="panel roster" data-testid="roster">
       <div class="panel-title">Players here ({lines.length})</div>
       <ul>
-        {lines.map((l) => (
+        {shown.map((l) => (
           <li
             key={l.id}
             class={`${l.self ? "self " : ""}${l.status}`}
@@ -208,9 +216,14 @@ function Roster({ hud }: { hud: HudState }) {
             </span>
           </li>
         ))}
+        {more > 0 && <li class="more" data-testid="roster-more">and {more} more in this hub</li>}
       </ul>
     </div>
   );
+}
+
+function rank(l: { self: boolean; status: string }): number {
+  return l.self ? 0 : l.status === "away" ? 2 : 1;
 }
 
 function HpPips({ hud }: { hud: HudState }) {

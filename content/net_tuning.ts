@@ -5,6 +5,13 @@
  */
 import { ticks } from "../sim/mod.ts";
 
+/**
+ * Ships a client gets in each snapshot of a crowded instance (its own and the nearest
+ * others); the roster counts the rest. 10 ships × 10 B at 20 Hz keeps a crowded hub
+ * near 2.5 KB/s per client, however many share it.
+ */
+export const INTEREST_PLAYERS = 10;
+
 /** Snapshots per second sent to each client. */
 export const SNAPSHOT_HZ = 20;
 /** Server ticks between two snapshots. */
@@ -124,3 +131,6 @@ export const CLUSTER_TIMING = {
   /** Mean tick time below this is not load worth comparing processes by. */
   tickQuietMs: 1,
 } as const;
+
+/** BOSS_RUSH (load tests): how long a new dungeon waits, filling up, before the boss appears. */
+export const BOSS_RUSH_DELAY_TICKS = ticks(3);

@@ -121,6 +121,8 @@ export class ClientRuntime {
   readonly #onTransfer: RuntimeOptions["onTransfer"];
   /** Transfers to another process so far (each one a reconnect in the same page). */
   transfers = 0;
+  /** Snapshots received so far (load tests count them per client). */
+  snapshotsTotal = 0;
   readonly #encoder = new MessageEncoder();
   readonly #decoder = new MessageDecoder();
 
@@ -314,6 +316,7 @@ export class ClientRuntime {
   }
 
   #snapshot(msg: SnapshotMsg, nowMs: number): void {
+    this.snapshotsTotal++;
     const newest = this.#snapshots[this.#snapshots.length - 1];
     if (newest && msg.tick <= newest.msg.tick) return; // out of date: newest wins
     this.#snapshots.push({ msg, atMs: nowMs });

@@ -22,6 +22,8 @@ export interface Config {
   readonly limits: Partial<ServerLimits>;
   /** This process's name in /metrics and, in a cluster, in the registry (PROCESS_ID). */
   readonly processId: string;
+  /** BOSS_RUSH=1 (load tests): a dungeon skips its trash waves and opens on the boss. */
+  readonly bossRush: boolean;
   /** Set when REGISTRY_URL is: this process is one of several sharing a registry. */
   readonly cluster: ClusterConfig | undefined;
 }
@@ -103,6 +105,8 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     );
   }
   const cluster = clusterVars(env);
+  const bossRush = env.BOSS_RUSH ?? "0";
+  if (bossRush !== "0" && bossRush !== "1") throw new Error("BOSS_RUSH must be 0 or 1");
   return {
     host: env.HOST || "127.0.0.1",
     port: intVar(env, "PORT", 8000, 0, 65535),
@@ -126,6 +130,7 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     },
     // In a cluster an unnamed process gets a random name: a restart is a new process anyway.
     processId: processId ?? (cluster ? `p-${randomId(3)}` : "single"),
+    bossRush: bossRush === "1",
     cluster,
   };
 }

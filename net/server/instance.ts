@@ -19,7 +19,13 @@ import {
   type WorldDef,
 } from "../../sim/mod.ts";
 import { CONTENT } from "../../content/mod.ts";
-import { INPUT_LIMITS, TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../content/net_tuning.ts";
+import {
+  INPUT_LIMITS,
+  INTEREST_PLAYERS,
+  TICKS_PER_SNAPSHOT,
+  TRANSFER_DELAYS,
+} from "../../content/net_tuning.ts";
+import { nearestPlayers } from "./interest.ts";
 import {
   aimToByte,
   encodeServerMessage,
@@ -354,16 +360,24 @@ export class Instance {
     const boss = b
       ? { bossId: b.def.id, hp: b.hp, maxHp: b.maxHp, phase: b.phase, folding: b.foldTicks > 0 }
       : null;
-    // Packed once; only the ack differs per member (a busy hub would otherwise pack N² ships).
-    const packed = packSnapshot({
-      tick,
-      stage: StageCode[world.stage],
-      wave: world.wave,
-      players,
-      enemies,
-      boss,
-    });
+    const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
+    if (players.length <= INTEREST_PLAYERS) {
+      // Packed once; only the ack differs per member.
+      const packed = packSnapshot({ ...shared, players });
+      for (const m of this.#members.values()) {
+        m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, m.queue.lastInputTick));
+      }
+      return;
+    }
+    // A crowd: each member gets the ships nearest to its own (the roster counts the rest),
+    // so a member's cost stays flat however many share the hub.
+    const byId = new Map(players.map((p) => [p.id, p]));
     for (const m of this.#members.values()) {
+      const near = nearestPlayers(players, {
+        self: byId.get(m.peer.playerId),
+        max: INTEREST_PLAYERS,
+      });
+      const packed = packSnapshot({ ...shared, players: near });
       m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, m.queue.lastInputTick));
     }
   }

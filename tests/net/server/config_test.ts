@@ -20,6 +20,7 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     linkSim: undefined,
     limits: { maxConnections: 200, maxConnectionsPerIp: 8, hubCapacity: 200 },
     processId: "single",
+    bossRush: false,
     cluster: undefined,
   });
   assert.deepEqual(loadConfig({}).limits, {
@@ -70,6 +71,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     },
     limits: { maxConnections: 1000, maxConnectionsPerIp: 1, hubCapacity: 200 },
     processId: "single",
+    bossRush: false,
     cluster: undefined,
   });
 });
@@ -173,6 +175,7 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
   [{ TRUST_PROXY: "yes" }, "TRUST_PROXY", /0 or 1/],
   [{ HUB_CAPACITY: "0" }, "HUB_CAPACITY", /integer in \[1, 10000\]/],
   [{ REGISTRY_URL: "kv:", HOSTS_GAMES: "no" }, "HOSTS_GAMES", /0 or 1/],
+  [{ BOSS_RUSH: "yes" }, "BOSS_RUSH", /0 or 1/],
   [{ PROCESS_ID: "a/b" }, "PROCESS_ID", /1–16 letters, digits/],
   [{ PROCESS_ID: "x".repeat(17) }, "PROCESS_ID", /1–16/],
   [

@@ -1,0 +1,96 @@
+/**
+ * Interest management in a crowded hub: each client's snapshots carry its own ship
+ * and the nearest others (INTEREST_PLAYERS in all), the roster still counts
+ * everyone, and a client's snapshot size stays flat as the crowd grows. Also the
+ * selection on its own (net/server/interest.ts).
+ */
+import assert from "node:assert/strict";
+import { INTEREST_PLAYERS } from "../../../content/net_tuning.ts";
+import { nearestPlayers } from "../../../net/server/interest.ts";
+import { ManualClock } from "../../../net/server/scheduler.ts";
+import { GameServer } from "../../../net/server/server.ts";
+import { type EnterMsg, ServerKind, type SnapshotMsg } from "../../../net/wire/protocol.ts";
+import { TICK_MS } from "../../../sim/mod.ts";
+import { RawClient } from "../_harness.ts";
+
+function snapshots(c: RawClient): { msg: SnapshotMsg; bytes: number }[] {
+  return c.transport.sent.filter((s) => s.latest).map((s, i) => ({
+    msg: c.transport.messages().filter((m): m is SnapshotMsg => m.kind === ServerKind.Snapshot)[i],
+    bytes: s.data.byteLength,
+  }));
+}
+
+/** A hub with `n` players standing on a grid 20 px apart; returns the clients. */
+function crowd(n: number): { server: GameServer; clock: ManualClock; clients: RawClient[] } {
+  const clock = new ManualClock();
+  const server = new GameServer({
+    clock,
+    seed: 1,
+    limits: { maxConnections: 1000, maxConnectionsPerIp: 1000, hubCapacity: 1000 },
+  });
+  const clients = Array.from({ length: n }, (_, i) => {
+    const c = new RawClient(server, "10.3.0.1");
+    c.hello(`P${i}`);
+    const ship = server.hub.world.players.get(c.conn.playerId)!;
+    [ship.x, ship.y] = [100 + (i % 20) * 20, 100 + Math.floor(i / 20) * 20];
+    return c;
+  });
+  server.start();
+  clock.advance(10 * TICK_MS);
+  return { server, clock, clients };
+}
+
+Deno.test("nearestPlayers() keeps self first, then the nearest, and never more than max", () => {
+  const at = (id: number, x: number) => ({ id, x, y: 0 });
+  const players = [at(1, 50), at(2, 0), at(3, 10), at(4, 49), at(5, 100), at(6, 52), at(7, -3)];
+  const self = players[0];
+  assert.deepEqual(nearestPlayers(players, { self, max: 3 }).map((p) => p.id), [1, 4, 6]);
+  assert.deepEqual(
+    nearestPlayers(players, { self, max: 5 }).map((p) => p.id),
+    [1, 4, 6, 3, 2],
+    "a tie goes to the first",
+  );
+  assert.deepEqual(nearestPlayers(players, { self, max: 10 }).length, 7, "all when few");
+  assert.deepEqual(nearestPlayers(players, { self: undefined, max: 2 }).map((p) => p.id), [1, 2]);
+  assert.deepEqual(nearestPlayers(players, { self: players[1], max: 3 }).map((p) => p.id), [
+    2,
+    7,
+    3,
+  ]);
+});
+
+Deno.test("in a crowded hub each snapshot carries your ship and the nearest others; the roster everyone", () => {
+  const { server, clients } = crowd(60);
+  for (const [i, c] of clients.entries()) {
+    const snap = snapshots(c).at(-1)!.msg;
+    assert.equal(snap.players.length, INTEREST_PLAYERS, `client ${i}`);
+    assert.equal(snap.players[0].id, c.conn.playerId, "your own ship first");
+    const me = server.hub.world.players.get(c.conn.playerId)!;
+    const far = Math.max(...snap.players.map((p) => Math.hypot(p.x - me.x, p.y - me.y)));
+    // Everyone left out is at least as far as the farthest ship sent.
+    for (const p of server.hub.world.players.values()) {
+      if (snap.players.some((s) => s.id === p.id)) continue;
+      assert.ok(
+        Math.hypot(p.x - me.x, p.y - me.y) >= far - 0.25,
+        `${p.id} is nearer than one sent`,
+      );
+    }
+  }
+  const late = new RawClient(server, "10.3.0.2");
+  late.hello("Late");
+  const enter = late.transport.messages().find((m): m is EnterMsg => m.kind === ServerKind.Enter)!;
+  assert.equal(enter.roster.length, 61, "the roster counts the whole hub");
+  server.shutdown("test over");
+});
+
+Deno.test("a client's snapshot size stays flat from 20 to 200 players in one hub", () => {
+  const sizes: number[] = [];
+  for (const n of [20, 200]) {
+    const { server, clients } = crowd(n);
+    const all = clients.flatMap((c) => snapshots(c).map((s) => s.bytes));
+    sizes.push(Math.max(...all));
+    server.shutdown("test over");
+  }
+  assert.ok(sizes[1] <= sizes[0] + 8, `largest snapshot ${sizes[0]} B at 20, ${sizes[1]} B at 200`);
+  assert.ok(sizes[1] < 20 + INTEREST_PLAYERS * 10 + 10, `${sizes[1]} B`);
+});
