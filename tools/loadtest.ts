@@ -42,6 +42,8 @@ export interface StepResult {
   dungeons: number;
   players: number;
   serverCpuMsPerTick: number;
+  /** Mean tick over the window: the game's own work, without the I/O between ticks. */
+  tickMeanMs: number;
   tickP50Ms: number;
   tickP99Ms: number;
   lateTicks: number;
@@ -101,6 +103,8 @@ async function serverFigures(base: string) {
     p99Ms: value(/^bh_tick_recent_seconds\{[^}]*quantile="0.99"\} (\S+)$/m) * 1000,
     dungeons: value(/^bh_instances\{[^}]*kind="dungeon"\} (\S+)$/m),
     players: value(/^bh_players\{[^}]*\} (\S+)$/m),
+    tickSumS: value(/^bh_tick_duration_seconds_sum\{[^}]*\} (\S+)$/m),
+    tickCount: value(/^bh_tick_duration_seconds_count\{[^}]*\} (\S+)$/m),
   };
 }
 
@@ -219,6 +223,10 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         dungeons: after.dungeons,
         players: after.players,
         serverCpuMsPerTick: Math.round(((cpuAfter - cpuBefore) / ticks) * 100) / 100,
+        tickMeanMs: Math.round(
+          ((after.tickSumS - before.tickSumS) / Math.max(1, after.tickCount - before.tickCount)) *
+            100_000,
+        ) / 100,
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,
         lateTicks: after.late - before.late,

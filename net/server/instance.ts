@@ -65,6 +65,8 @@ export type TransferOrder =
 interface Member {
   readonly peer: Peer;
   readonly queue: InputQueue;
+  /** In a crowd, the tick of each snapshot interval this member's snapshot goes out on. */
+  readonly slot: number;
 }
 
 /** One world and the peers inside it. */
@@ -73,6 +75,7 @@ export class Instance {
   readonly worldId: number;
   readonly world: SimWorld;
   readonly #members = new Map<number, Member>();
+  #joins = 0;
   readonly #encoder: MessageEncoder;
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
@@ -122,7 +125,11 @@ export class Instance {
     // Bullets born so far travel in the Enter message; the batch must not repeat them.
     this.#flush();
     this.world.addPlayer(peer.playerId, peer.name);
-    this.#members.set(peer.playerId, { peer, queue: new InputQueue(INPUT_LIMITS) });
+    this.#members.set(peer.playerId, {
+      peer,
+      queue: new InputQueue(INPUT_LIMITS),
+      slot: this.#joins++ % TICKS_PER_SNAPSHOT,
+    });
     this.#pendingEvents.push({ type: "playerJoined", playerId: peer.playerId, name: peer.name });
     peer.sendReliable(encodeServerMessage(this.#encoder, {
       kind: ServerKind.Enter,
@@ -176,7 +183,9 @@ export class Instance {
     // once when someone is about to leave, so they hear how their stay ended.
     const snapshotTick = tick % TICKS_PER_SNAPSHOT === 0;
     if (snapshotTick || orders.length > 0) this.#flush();
-    if (snapshotTick) this.#sendSnapshots(tick);
+    // A crowd's snapshots are spread over the interval (a third of the members each tick):
+    // every member still gets 20 a second, and no tick carries the whole crowd's sends.
+    if (snapshotTick || world.players.size > INTEREST_PLAYERS) this.#sendSnapshots(tick);
     return orders;
   }
 
@@ -372,7 +381,9 @@ export class Instance {
     // A crowd: each member gets the ships nearest to its own (the roster counts the rest),
     // so a member's cost stays flat however many share the hub.
     const byId = new Map(players.map((p) => [p.id, p]));
+    const slot = tick % TICKS_PER_SNAPSHOT;
     for (const m of this.#members.values()) {
+      if (m.slot !== slot) continue;
       const near = nearestPlayers(players, {
         self: byId.get(m.peer.playerId),
         max: INTEREST_PLAYERS,
