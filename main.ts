@@ -12,7 +12,6 @@ import {
 } from "./net/server/mod.ts";
 import { openStore, Registry } from "./net/server/registry/mod.ts";
 import { BOSS_RUSH_DELAY_TICKS, CLUSTER_TIMING } from "./content/net_tuning.ts";
-import { DUNGEON, HUB } from "./content/mod.ts";
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
 
@@ -77,10 +76,12 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const log = jsonLogger(config.logLevel);
-  // BOSS_RUSH (load tests): dungeons open on the boss after a short wait to fill up.
-  const rush = { ...DUNGEON, waves: [], waveDelayTicks: BOSS_RUSH_DELAY_TICKS };
   const server = new GameServer({
-    worldDef: config.bossRush ? (kind) => kind === "hub" ? HUB : rush : undefined,
+    // BOSS_RUSH (load tests): dungeons open on the boss after a short wait to fill up.
+    worldDef: config.bossRush
+      ? (kind, _id, world) =>
+        kind === "dungeon" ? { ...world, waves: [], waveDelayTicks: BOSS_RUSH_DELAY_TICKS } : world
+      : undefined,
     clock: realClock,
     limits: config.limits,
     log,

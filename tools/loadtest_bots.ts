@@ -13,7 +13,7 @@
  * bot the snapshots and bytes received since the last report.
  */
 import { connectClient, type WsClient } from "../net/client/mod.ts";
-import { BOSSES } from "../content/mod.ts";
+import { CONTENT } from "../content/mod.ts";
 import { Button } from "../sim/mod.ts";
 
 type Role = "dungeon" | "crowd";
@@ -43,7 +43,8 @@ function sample(bot: LoadBot, tick: number) {
   if (world.kind === "hub") {
     // Dungeon bots walk into the portal; the crowd wanders the lower hub, away from it.
     const { widthPx, heightPx } = world.arena;
-    const goal = bot.role === "dungeon" && world.portal ? world.portal : {
+    const portal = world.portals[0];
+    const goal = bot.role === "dungeon" && portal ? portal : {
       x: widthPx / 2 + 0.4 * widthPx * Math.cos(tick / 97 + bot.seed),
       y: heightPx * 0.8 + 0.1 * heightPx * Math.sin(tick / 131 + bot.seed * 1.7),
     };
@@ -51,7 +52,7 @@ function sample(bot: LoadBot, tick: number) {
   }
   // The fight: circle low in the arena, aim at the boss (or up), fire.
   const boss = rt.boss();
-  const def = boss ? BOSSES[boss.bossId] : undefined;
+  const def = boss ? CONTENT.bosses[boss.bossId] : undefined;
   const goal = {
     x: world.arena.widthPx / 2 + 360 * Math.cos(tick / 70 + bot.seed),
     y: world.arena.heightPx * 0.78 + 60 * Math.sin(tick / 45 + bot.seed),

@@ -77,10 +77,15 @@ export interface ServerOptions {
   readonly limits?: Partial<ServerLimits>;
   readonly log?: Logger;
   /**
-   * The rules a new instance runs instead of its world's in the registry. Tests use it
-   * to break one instance among healthy ones.
+   * The rules a new instance runs instead of its world's in the registry (undefined: the
+   * world's own). Tests use it to break one instance among healthy ones; BOSS_RUSH to
+   * open dungeons on their boss.
    */
-  readonly worldDef?: (kind: "hub" | "dungeon", instanceId: string) => WorldDef;
+  readonly worldDef?: (
+    kind: "hub" | "dungeon",
+    instanceId: string,
+    world: WorldDef,
+  ) => WorldDef | undefined;
   /** Prefix of every instance id, unique per process in a cluster (`p1/` → `p1/hub`). */
   readonly instancePrefix?: string;
   /** This process's name (the `process` label in /metrics). */
@@ -788,7 +793,7 @@ export class GameServer {
     const id = givenId ?? this.instancePrefix + local;
     const instance = new Instance(id, {
       worldId,
-      def: this.#worldDef?.(world.kind, id) ?? world,
+      def: this.#worldDef?.(world.kind, id, world) ?? world,
       seed: Math.floor(this.#rng.next() * 0xffffffff),
       encoder: this.encoder,
     });
