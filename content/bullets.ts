@@ -13,6 +13,7 @@ export const BulletKind = {
   Wall: 3,
   Spiral: 4,
   Curl: 5,
+  Note: 6,
 } as const;
 
 /** The player's own shot. */
@@ -63,6 +64,16 @@ export const CURL = {
   damage: 1,
   accelPxPerS2: 0,
   turnRadPerS: 0.35,
+} as const satisfies BulletSpec;
+
+/** A gold note: the Sunken Choir's round bullet. */
+export const NOTE = {
+  kind: BulletKind.Note,
+  radiusPx: 6.5,
+  ttlTicks: ticks(9),
+  damage: 1,
+  accelPxPerS2: 0,
+  turnRadPerS: 0,
 } as const satisfies BulletSpec;
 
 /** A spiral bullet that starts slow and speeds up. */
@@ -138,5 +149,11 @@ export const BULLET_KINDS = [
     name: "Curl",
     layers: round("rgba(190,110,255,0.3)", "#c06bff", "#fbf2ff"),
     z: 4,
+  },
+  {
+    id: BulletKind.Note,
+    name: "Note",
+    layers: round("rgba(255,200,80,0.3)", "#ffc24a", "#fffaf0"),
+    z: 7,
   },
 ] as const satisfies readonly BulletKindDef[];

@@ -5,7 +5,8 @@ import type { GameWords, ShipLook } from "./types.ts";
 export const GAME = {
   title: "Warden of the Fold",
   kicker: "co-op bullet-hell",
-  lede: "Up to four ships. Two waves. One boss that folds space into bullets.",
+  lede:
+    "Up to four ships. Two dungeons, each two waves and a boss that fills the room with bullets.",
 } as const satisfies GameWords;
 
 /** Your ship in cyan; everyone else's by id. */

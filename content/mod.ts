@@ -3,6 +3,7 @@
  * kind the game ships, with their looks and words, checked at load. Data only.
  */
 export * from "./bullets.ts";
+export * from "./choir.ts";
 export * from "./enemies.ts";
 export * from "./game.ts";
 export * from "./player.ts";

@@ -10,6 +10,7 @@ import { CHASER, GUNNER, SPINNER } from "./enemies.ts";
 import { GAME, SHIPS } from "./game.ts";
 import type { Content, WorldContent } from "./types.ts";
 import { checkedContent } from "./validate.ts";
+import { CANTOR, CHOIR } from "./choir.ts";
 import { WARDEN } from "./warden.ts";
 import { FOLD, HUB } from "./worlds.ts";
 
@@ -17,8 +18,8 @@ import { FOLD, HUB } from "./worlds.ts";
 export const CONTENT: Content = checkedContent({
   game: GAME,
   home: HUB.key,
-  worlds: [HUB, FOLD],
-  bosses: [WARDEN],
+  worlds: [HUB, FOLD, CHOIR],
+  bosses: [WARDEN, CANTOR],
   enemies: [SPINNER, GUNNER, CHASER],
   bulletKinds: BULLET_KINDS,
   ships: SHIPS,

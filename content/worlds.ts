@@ -8,7 +8,7 @@ import { WARDEN } from "./warden.ts";
 /** Walls as every world draws them. */
 const WALLS = { wallFill: "#1c2142", wallStroke: "#5661a8", wallInner: "rgba(120,135,220,0.25)" };
 
-/** The lobby: a calm room with the portal at its centre. */
+/** The lobby: a calm room with a portal to each dungeon. */
 export const HUB = {
   key: "hub",
   kind: "hub",
@@ -20,8 +20,8 @@ export const HUB = {
     ...WALLS,
   } satisfies WorldLook,
   words: {
-    stage: "Safe room · the portal leads to the Fold",
-    help: "Walk into the portal to enter the Fold.",
+    stage: "Safe room · two portals: the Fold and the Sunken Choir",
+    help: "Walk into a portal to enter its dungeon.",
   },
   arena: {
     widthPx: 960,
@@ -41,7 +41,10 @@ export const HUB = {
     ],
   },
   player: PLAYER,
-  portals: [{ x: 480, y: 260, radiusPx: 40, to: "fold", label: "The Fold — walk in", hue: 255 }],
+  portals: [
+    { x: 340, y: 260, radiusPx: 40, to: "fold", label: "The Fold — walk in", hue: 255 },
+    { x: 620, y: 260, radiusPx: 40, to: "choir", label: "The Sunken Choir — walk in", hue: 165 },
+  ],
   waves: [],
   waveDelayTicks: 0,
 } as const satisfies WorldContent;

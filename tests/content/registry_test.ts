@@ -6,7 +6,9 @@
 import assert from "node:assert/strict";
 import {
   type BossContent,
+  CANTOR,
   checkedContent,
+  CHOIR,
   CONTENT,
   type Content,
   ContentError,
@@ -21,6 +23,7 @@ import { Instance, type Peer } from "../../net/server/instance.ts";
 import { MessageEncoder } from "../../net/wire/codec.ts";
 import { EnterReason } from "../../net/wire/protocol.ts";
 import { think, viewOfWorld } from "../../sim/pilot.ts";
+import { runDungeon } from "../../tools/demo_run.ts";
 
 const DEG = Math.PI / 180;
 
@@ -82,7 +85,11 @@ function wardenCurl(turnRadPerS: number): Content {
     }, ...rest],
   };
   const fold = { ...FOLD, boss };
-  return { ...CONTENT, worlds: [HUB, fold], bosses: [boss] };
+  return {
+    ...CONTENT,
+    worlds: [HUB, fold, ...CONTENT.worlds.slice(2)],
+    bosses: [boss, ...CONTENT.bosses.slice(1)],
+  };
 }
 
 Deno.test("a turn rate written in degrees is caught at load, naming the boss, phase, emitter and field", () => {
@@ -130,7 +137,7 @@ const BAD: [string, (c: Content) => Content, RegExp][] = [
   ],
   [
     "two worlds with one key",
-    (c) => ({ ...c, worlds: [HUB, { ...FOLD, key: "hub" }] }),
+    (c) => ({ ...c, worlds: [HUB, { ...FOLD, key: "hub" }, ...c.worlds.slice(2)] }),
     /^worlds\[1\]\.key: "hub" is used twice/,
   ],
   [
@@ -173,7 +180,8 @@ const BAD: [string, (c: Content) => Content, RegExp][] = [
     "a wave enemy the registry does not hold",
     (c) => {
       const stray = { ...c.enemies[2], hp: 99 };
-      return { ...c, worlds: [HUB, { ...FOLD, waves: [[{ enemy: stray, x: 10, y: 10 }]] }] };
+      const fold = { ...FOLD, waves: [[{ enemy: stray, x: 10, y: 10 }]] };
+      return { ...c, worlds: [HUB, fold, ...c.worlds.slice(2)] };
     },
     /^worlds\[1\] "fold"\.waves\[0\]\[0\]\.enemy: "Chaser" is not in CONTENT\.enemies/,
   ],
@@ -197,7 +205,11 @@ function withHub(c: Content, over: Partial<WorldContent>): Content {
 
 function withWarden(c: Content, change: (b: BossContent) => BossContent): Content {
   const boss = change(WARDEN);
-  return { ...c, worlds: [HUB, { ...FOLD, boss }], bosses: [boss] };
+  return {
+    ...c,
+    worlds: [HUB, { ...FOLD, boss }, ...c.worlds.slice(2)],
+    bosses: [boss, ...c.bosses.slice(1)],
+  };
 }
 
 Deno.test("each kind of bad value is caught at load with its object and field named", () => {
@@ -216,4 +228,16 @@ Deno.test("the content hash changes with any value, even a word, and not otherwi
   }));
   assert.notEqual(contentHash(renamed), contentHash(CONTENT));
   assert.notEqual(contentHash(wardenCurl(0.349)), contentHash(CONTENT));
+});
+
+Deno.test("the Sunken Choir, added from content alone, is fought through to the Cantor's defeat", () => {
+  const summary = runDungeon(CHOIR, { players: 4, seed: 2, maxTicks: 60 * 240 });
+  assert.equal(summary.bossDefeated, true, `not beaten in ${summary.ticks} ticks`);
+  assert.equal(summary.events.waveStarted, CHOIR.waves.length);
+  assert.equal(summary.events.bossPhase, CANTOR.phases.length, "every verse was sung");
+  assert.ok(summary.peakLiveBullets >= 150, `a real bullet field (${summary.peakLiveBullets})`);
+  // Its own words and colours, one per phase, none borrowed from the Warden.
+  assert.deepEqual(CANTOR.phases.map((p) => p.name), ["Intonation", "Canon", "Fugue", "Coda"]);
+  const wardenColors = new Set<string>(WARDEN.look.phaseColors);
+  assert.ok(CANTOR.look.phaseColors.every((c) => !wardenColors.has(c)));
 });

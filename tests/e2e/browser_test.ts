@@ -4,6 +4,7 @@
  * Skips when /usr/bin/chromium (or CHROMIUM_PATH) is missing unless REQUIRE_BROWSER=1
  * (CI), which turns a missing browser into a failure. Screenshots land in .screenshots/.
  */
+import { HUB } from "../../content/mod.ts";
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium.ts";
@@ -268,8 +269,8 @@ Deno.test({
         const inDungeon = () =>
           (globalThis as unknown as WithBh).__bh.runtime?.world?.kind === "dungeon";
         await Promise.all([
-          walkTo(alice, { x: 480, y: 260 }, { done: inDungeon, timeoutMs: 15_000 }),
-          walkTo(bob, { x: 480, y: 260 }, { done: inDungeon, timeoutMs: 15_000 }),
+          walkTo(alice, HUB.portals[0], { done: inDungeon, timeoutMs: 15_000 }),
+          walkTo(bob, HUB.portals[0], { done: inDungeon, timeoutMs: 15_000 }),
         ]);
         const ids = await Promise.all(
           [alice, bob].map((p) =>

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
-import { HUB, PLAYER } from "../../../content/mod.ts";
+import { CANTOR, CONTENT, HUB, PLAYER } from "../../../content/mod.ts";
 import { CloseCode, EnterReason, type EventName } from "../../../net/wire/protocol.ts";
 import { Button } from "../../../sim/mod.ts";
 import {
@@ -73,6 +73,30 @@ Deno.test("four players through the portal share a dungeon; a fifth gets a new o
   assert.deepEqual(fifth.enters[1].value.roster.map((r) => r.name), ["Ed"]);
   assert.deepEqual(instanceIds(h), ["hub", fifth.runtime.instanceId, shared].sort());
   assert.equal(h.server.hub.size, 0);
+});
+
+Deno.test("each hub portal leads to the world it names: the Fold and the Sunken Choir", () => {
+  using h = new NetHarness();
+  const through = (portal: number): Control => (_tick, c) => {
+    const target = c.runtime.world?.portals[portal];
+    const me = c.runtime.selfView();
+    return target && me ? steerTo(me, target) : IDLE;
+  };
+  const fold = h.connect("Ann", { control: through(0) });
+  const choir = h.connect("Bo", { control: through(1) });
+  h.runUntil(() => inDungeon(fold) && inDungeon(choir), { maxMs: 5000, what: "both in dungeons" });
+  assert.deepEqual(HUB.portals.map((p) => p.to), ["fold", "choir"]);
+  assert.equal(fold.runtime.world?.key, "fold");
+  assert.equal(choir.runtime.world?.key, "choir");
+  assert.notEqual(fold.runtime.instanceId, choir.runtime.instanceId);
+  const enter = choir.enters.at(-1)!.value;
+  assert.equal(enter.reason, EnterReason.Portal);
+  assert.equal(CONTENT.worlds[enter.worldId].key, "choir", "the Enter names the Choir's wire id");
+  assert.equal(h.server.instances.get(choir.runtime.instanceId)?.world.def.boss?.id, CANTOR.id);
+  // A third player through the Choir's portal joins the Choir's instance, not the Fold's.
+  const third = h.connect("Cy", { control: through(1) });
+  h.runUntil(() => inDungeon(third), { maxMs: 5000, what: "the third in a dungeon" });
+  assert.equal(third.runtime.instanceId, choir.runtime.instanceId);
 });
 
 Deno.test("holding Escape for 3 s in a dungeon sends the player to the hub and the empty dungeon goes", () => {
