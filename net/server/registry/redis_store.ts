@@ -72,10 +72,12 @@ export class RedisStore implements RegistryStore {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #connectWaitMs: number;
+  readonly #commandTimeoutMs: number;
 
   constructor(url: string, opts: RedisStoreOptions = {}) {
     this.#prefix = opts.prefix ?? "bh:";
     this.#connectWaitMs = opts.commandTimeoutMs ?? 1000;
+    this.#commandTimeoutMs = opts.commandTimeoutMs ?? 1000;
     this.#redis = new Redis(url, {
       lazyConnect: true,
       // Fail at once while disconnected: a placement must hear "unreachable" now, not queue.
@@ -104,11 +106,27 @@ export class RedisStore implements RegistryStore {
     this.#redis.off("ready", onReady!);
   }
 
+  /**
+   * Rejects when `pending` takes longer than the command timeout. ioredis has a timeout of
+   * its own, but its timer does not hold the event loop: a command written just as Redis died
+   * could otherwise wait forever in a process with nothing else to do.
+   */
+  #withDeadline<T>(pending: Promise<T>): Promise<T> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`no answer within ${this.#commandTimeoutMs} ms`)),
+        this.#commandTimeoutMs,
+      );
+    });
+    return Promise.race([pending, deadline]).finally(() => clearTimeout(timer));
+  }
+
   async #run<T>(what: string, fn: () => Promise<T>): Promise<T> {
     try {
       // A command issued while (re)connecting waits a moment instead of failing at once.
       await this.#connected(this.#connectWaitMs);
-      return await fn();
+      return await this.#withDeadline(fn());
     } catch (err) {
       throw new RegistryUnavailable(`redis ${what} failed: ${(err as Error).message}`);
     }
