@@ -74,26 +74,34 @@ export const REMOTE_VIEW = {
   /** A ship not drawn for this long starts afresh. */
   forgetAfterMs: 1000,
 } as const;
+/**
+ * The bounded rewind: the server judges contact damage and player shots against
+ * enemies by what that player saw (docs/NETCODE.md "Timelines"), but never by a
+ * picture older than this. A client whose picture is older is judged by one this old.
+ */
+export const MAX_REWIND_TICKS = ticks(0.25);
 /** Extra lead of the client's input clock over its RTT estimate, in ticks. */
 export const INPUT_LEAD_MARGIN_TICKS = 2;
 /**
  * Adaptive input lead: frames the server had to coast past (a snapshot's ack behind its
- * tick) raise the lead by that many ticks for a while, so the next stall of the upward
- * path costs nothing.
+ * tick) raise the lead by what was missing, and the raise fades slowly, so the next
+ * stall of the upward path costs nothing (net/client/input_clock.ts).
  */
 export const LATE_INPUT = {
-  /** How long one late frame keeps the lead raised. */
-  windowMs: 20_000,
-  /** Ticks added on top of the lateness seen, for what a sample every 3 ticks misses. */
+  /** Ticks asked for on top of the lateness seen, for what a sample every 3 ticks misses. */
   marginTicks: 2,
-  /** Most extra ticks of lead (a stall longer than this is a stall, not a link). */
-  maxTicks: 20,
+  /** Most extra ticks of lead (a stall longer than this is an outage, not a link). */
+  maxTicks: 24,
+  /** How fast the raise fades once frames are on time again: a tick every 25 s. */
+  fadeTicksPerSec: 0.04,
 } as const;
 /**
- * How fast the input lead may change, in ticks per second: the prediction then runs
- * up to 10 % fast (or 3 % slow) rather than skipping or repeating ticks.
+ * How fast the client's clock (the server's estimated tick plus the input lead) may
+ * move against real time, in ticks per second: the prediction then runs up to 10 %
+ * fast (or 3 % slow) rather than freezing or leaping. A gap over `snapTicks` is closed
+ * at once (a new instance, a page that was frozen).
  */
-export const LEAD_SLEW = { raisePerSec: 6, lowerPerSec: 2 } as const;
+export const LEAD_SLEW = { raisePerSec: 6, lowerPerSec: 2, snapTicks: 30 } as const;
 
 /** Abuse limits and their defaults (main.ts may override from the environment). */
 export const LIMITS = {

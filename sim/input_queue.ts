@@ -30,6 +30,9 @@ export class InputQueue {
   #coasted = 0;
   /** Tick of the newest frame applied, -1 before the first. */
   lastInputTick = -1;
+  /** The newest tick whose frame came too late, and the most any was late by since asked. */
+  #lastLateTick = -1;
+  #lateTicks = 0;
 
   constructor(limits: InputQueueLimits) {
     this.#limits = limits;
@@ -44,7 +47,14 @@ export class InputQueue {
   offer(frame: InputFrame, currentTick: number): InputVerdict {
     if (!isWellFormed(frame)) return "invalid";
     if (frame.tick <= this.lastInputTick) return "replay";
-    if (frame.tick < currentTick) return "stale";
+    if (frame.tick < currentTick) {
+      // Measured on its first copy only: the redundant ones come a tick or two later.
+      if (frame.tick > this.#lastLateTick) {
+        this.#lastLateTick = frame.tick;
+        this.#lateTicks = Math.max(this.#lateTicks, currentTick - frame.tick);
+      }
+      return "stale";
+    }
     if (frame.tick > currentTick + this.#limits.maxLeadTicks) return "future";
     // Sorted insert; redundant copies of a queued tick are replays too.
     let i = this.#frames.length;
@@ -53,6 +63,16 @@ export class InputQueue {
     if (this.#frames.length >= this.#limits.maxQueued) return "flood";
     this.#frames.splice(i, 0, frame);
     return "queued";
+  }
+
+  /**
+   * How late the frames that missed their tick arrived, in ticks: the most since the
+   * last call that `reset`s (0: all on time). The client leads by more once it knows.
+   */
+  lateTicks(opts: { reset: boolean }): number {
+    const late = this.#lateTicks;
+    if (opts.reset) this.#lateTicks = 0;
+    return late;
   }
 
   /**
@@ -83,5 +103,6 @@ function isWellFormed(f: InputFrame): boolean {
     Number.isInteger(f.moveX) && Math.abs(f.moveX) <= MOVE_UNITS &&
     Number.isInteger(f.moveY) && Math.abs(f.moveY) <= MOVE_UNITS &&
     Number.isInteger(f.aim) && f.aim >= 0 && f.aim < ANGLE_UNITS &&
-    Number.isInteger(f.buttons) && (f.buttons & ~BUTTON_MASK) === 0;
+    Number.isInteger(f.buttons) && (f.buttons & ~BUTTON_MASK) === 0 &&
+    (f.viewLag === undefined || (Number.isInteger(f.viewLag) && f.viewLag >= 0));
 }

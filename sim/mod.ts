@@ -14,3 +14,5 @@ export * from "./rng.ts";
 export * from "./time.ts";
 export * from "./types.ts";
 export * from "./world.ts";
+export * from "./enemy_motion.ts";
+export * from "./player_view.ts";

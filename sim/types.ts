@@ -28,6 +28,12 @@ export interface InputFrame {
   readonly moveY: number;
   readonly aim: number;
   readonly buttons: number;
+  /**
+   * How many ticks older than `tick` the snapshot was that the client drew enemies
+   * from when it sampled this frame (0 or absent: the present). The server judges
+   * contact and this player's shots by that picture, never further back than its limit.
+   */
+  readonly viewLag?: number;
 }
 
 /** How every bullet of one emitter looks and flies once spawned. */

@@ -15,10 +15,11 @@ import {
   tickEmitter,
 } from "./emitters.ts";
 import { HitTarget, type SimEvent } from "./events.ts";
-import { circlesOverlap, clamp, pushCircleOutOfRect } from "./geometry.ts";
+import { circlesOverlap } from "./geometry.ts";
 import { movePlayer } from "./movement.ts";
+import { stepEnemyMotion } from "./enemy_motion.ts";
+import { onGrid, type SeenEnemy, ViewHistory } from "./player_view.ts";
 import { Rng } from "./rng.ts";
-import { TICK_S } from "./time.ts";
 import {
   type BossDef,
   Button,
@@ -98,6 +99,13 @@ export interface WorldOptions {
   readonly seed: number;
   /** First tick number; a replica starts where its server is. */
   readonly startTick?: number;
+  /**
+   * Judge contact and player shots by what each player saw (their frames say how old
+   * their picture was), reaching at most this far back; 0 or absent: by the truth alone.
+   */
+  readonly maxRewindTicks?: number;
+  /** Ticks between the two samples a client reads enemy headings from (its snapshot interval). */
+  readonly viewGapTicks?: number;
 }
 
 /** Grazed uids remembered per player before the dead ones are swept out. */
@@ -129,6 +137,12 @@ export class SimWorld {
   #clearEnemyShots = false;
   /** Uids each player has grazed already: a bullet counts once per player. */
   readonly #grazed = new Map<number, Set<number>>();
+  /** Recent ticks as snapshots showed them, to rebuild what each player saw. */
+  readonly #history: ViewHistory | undefined;
+  /** How old each player's picture was on their last frame, in ticks. */
+  readonly #viewLag = new Map<number, number>();
+  /** What each player saw this tick, once asked (undefined: the truth). */
+  readonly #seen = new Map<number, Map<number, SeenEnemy> | undefined>();
 
   constructor(def: WorldDef, opts: WorldOptions) {
     this.def = def;
@@ -136,6 +150,10 @@ export class SimWorld {
     this.tick = opts.startTick ?? 0;
     this.stage = def.kind === "hub" ? "hub" : "waves";
     this.stageTicks = def.kind === "hub" ? -1 : def.waveDelayTicks;
+    const rewind = opts.maxRewindTicks ?? 0;
+    this.#history = rewind > 0
+      ? new ViewHistory({ maxRewindTicks: rewind, gapTicks: opts.viewGapTicks ?? 1 })
+      : undefined;
   }
 
   /** True while new players may join: the hub always, a dungeon until its boss appears. */
@@ -173,6 +191,7 @@ export class SimWorld {
     if (p && stats) stats.status = p.status === "active" ? "left" : p.status;
     this.players.delete(id);
     this.#grazed.delete(id);
+    this.#viewLag.delete(id);
   }
 
   /** Active ships left in the world. */
@@ -191,11 +210,14 @@ export class SimWorld {
     // Bullets already in flight move first: anything born this tick starts at its muzzle.
     stepBullets(this.bullets, this.def.arena);
     for (const p of this.players.values()) {
-      this.#stepPlayer(p, inputs.get(p.id) ?? { ...NEUTRAL_INPUT, aim: p.aim, tick: this.tick });
+      const input = inputs.get(p.id);
+      this.#stepPlayer(p, input ?? { ...NEUTRAL_INPUT, aim: p.aim, tick: this.tick });
+      if (input) this.#viewLag.set(p.id, input.viewLag ?? 0);
     }
     this.#advanceStage();
     this.#stepEnemies();
     this.#stepBoss();
+    this.#remember();
     this.#resolvePlayerShots();
     // Cleared after the loop over shots: clearing inside it would reshuffle the slots it walks.
     if (this.#clearEnemyShots) {
@@ -207,6 +229,38 @@ export class SimWorld {
     this.#resolveContact();
     this.tick++;
     return this.#events;
+  }
+
+  /** Records this tick as snapshots show it, for rebuilding what players saw. */
+  #remember(): void {
+    this.#seen.clear();
+    if (!this.#history) return;
+    this.#history.record({
+      tick: this.tick,
+      enemies: this.enemies.map((e) => ({ id: e.id, def: e.def, x: onGrid(e.x), y: onGrid(e.y) })),
+      ships: [...this.players.values()].map((p) => ({
+        id: p.id,
+        x: p.x,
+        y: p.y,
+        active: p.status === "active",
+      })),
+    });
+  }
+
+  /** The enemies as player `id` saw them on this tick, or undefined when that is the truth. */
+  #seenBy(id: number): Map<number, SeenEnemy> | undefined {
+    if (!this.#history) return undefined;
+    if (!this.#seen.has(id)) {
+      this.#seen.set(
+        id,
+        this.#history.seenBy(id, {
+          tick: this.tick,
+          lagTicks: this.#viewLag.get(id) ?? 0,
+          arena: this.def.arena,
+        }),
+      );
+    }
+    return this.#seen.get(id);
   }
 
   #emit(event: SimEvent): void {
@@ -361,33 +415,7 @@ export class SimWorld {
   #stepEnemies(): void {
     const arena = this.def.arena;
     for (const e of this.enemies) {
-      const target = this.nearestPlayer(e.x, e.y);
-      const m = e.def.movement;
-      const r = e.def.radiusPx;
-      if (m.type !== "stationary") {
-        const step = m.speedPxPerS * TICK_S;
-        let dx = e.dirX;
-        let dy = e.dirY;
-        if (target && m.type !== "drift") {
-          const tx = target.x - e.x;
-          const ty = target.y - e.y;
-          const d = Math.hypot(tx, ty) || 1;
-          if (m.type === "chase" || d > m.distancePx + 20) [dx, dy] = [tx / d, ty / d];
-          else if (d < m.distancePx - 20) [dx, dy] = [-tx / d, -ty / d];
-          else [dx, dy] = [(-ty / d) * e.strafe, (tx / d) * e.strafe];
-        }
-        if (m.type !== "drift" && !target) [dx, dy] = [0, 0];
-        const nx = e.x + dx * step;
-        const ny = e.y + dy * step;
-        if (m.type === "drift") {
-          // Bounce off the arena edges.
-          if (nx < r || nx > arena.widthPx - r) e.dirX = -e.dirX;
-          if (ny < r || ny > arena.heightPx - r) e.dirY = -e.dirY;
-        }
-        e.x = clamp(nx, r, arena.widthPx - r);
-        e.y = clamp(ny, r, arena.heightPx - r);
-        for (const wall of arena.walls) pushCircleOutOfRect(e, r, wall);
-      }
+      stepEnemyMotion(e, { def: e.def, target: this.nearestPlayer(e.x, e.y), arena });
       this.#fire(e.emitters, { x: e.x, y: e.y, source: "enemy", sourceId: e.id });
     }
   }
@@ -450,9 +478,14 @@ export class SimWorld {
         pool.remove(i);
         continue;
       }
+      const seen = this.#seenBy(pool.owner[i]);
       for (let k = 0; k < this.enemies.length; k++) {
         const e = this.enemies[k];
-        if (!circlesOverlap(x, y, r, e.x, e.y, e.def.radiusPx)) continue;
+        // Where the shooter saw it counts too: the server favours the player.
+        const s = seen?.get(e.id);
+        const hit = circlesOverlap(x, y, r, e.x, e.y, e.def.radiusPx) ||
+          (s !== undefined && circlesOverlap(x, y, r, s.x, s.y, e.def.radiusPx));
+        if (!hit) continue;
         if (shooter) shooter.damageDealt += Math.min(damage, e.hp);
         e.hp -= damage;
         this.#emit({
@@ -542,11 +575,17 @@ export class SimWorld {
         this.#hurtPlayer(p, boss.def.contactDamage);
         continue;
       }
+      const seen = this.#seenBy(p.id);
       for (const e of this.enemies) {
-        if (e.def.contactDamage > 0 && circlesOverlap(p.x, p.y, pr, e.x, e.y, e.def.radiusPx)) {
-          this.#hurtPlayer(p, e.def.contactDamage);
-          break;
+        if (e.def.contactDamage <= 0) continue;
+        if (!circlesOverlap(p.x, p.y, pr, e.x, e.y, e.def.radiusPx)) continue;
+        // Only if the player saw it touch them too: the server favours the player.
+        if (seen) {
+          const s = seen.get(e.id);
+          if (!s || !circlesOverlap(p.x, p.y, pr, s.x, s.y, e.def.radiusPx)) continue;
         }
+        this.#hurtPlayer(p, e.def.contactDamage);
+        break;
       }
     }
   }

@@ -2,9 +2,13 @@
  * The client's clock against the server's. It estimates the server's tick now (the
  * least-delayed recent snapshot plus half the RTT) and how far ahead the client must
  * name its input for it to arrive before its tick runs: RTT/2, twice the RTT's spread,
- * a margin, and whatever recent late frames asked for (a snapshot whose ack trails its
- * tick means the server coasted). The lead moves gently, so the prediction runs a few
- * percent fast or slow instead of skipping or repeating ticks. Imports content/ and sim/.
+ * a margin, and what late frames asked for (a snapshot whose ack trails its tick means
+ * the server coasted). Lateness is measured against the lead of the moment, so what it
+ * asks for is that lead plus the shortfall; the demand then fades slowly, a tick every
+ * LATE_INPUT.fadeTicksPerSec⁻¹ seconds, so a link that stalls every few seconds keeps
+ * its lead instead of being late once per forgetting. The lead itself moves gently: the
+ * prediction runs a few percent fast or slow, never skipping or repeating a tick.
+ * Imports content/ and sim/.
  */
 import { INPUT_LEAD_MARGIN_TICKS, LATE_INPUT, LEAD_SLEW } from "../../content/net_tuning.ts";
 import { TICK_MS } from "../../sim/mod.ts";
@@ -19,10 +23,14 @@ export class InputClock {
   readonly #rttSamples: number[] = [];
   /** Samples of (server tick − local ms / tick): the largest is the least delayed. */
   #offsets: { atMs: number; value: number }[] = [];
-  readonly #late: { atMs: number; ticks: number }[] = [];
-  /** The lead applied now, in ticks over the server's estimated tick. */
-  #leadTicks = 0;
-  #leadAtMs = -Infinity;
+  /** Extra ticks of lead late frames ask for (fading). */
+  #lateTicks = 0;
+  #lateAtMs = -Infinity;
+  /** The first frame of a run the server had to coast past, while it lasts. */
+  #gapFrom: number | undefined;
+  /** The client's clock as applied: its tick minus local time in ticks (moves gently). */
+  #offsetTicks = NaN;
+  #offsetAtMs = 0;
 
   /** A round trip measured: the hello's, then every ping's. */
   addRtt(sampleMs: number): void {
@@ -42,57 +50,105 @@ export class InputClock {
   /** A new instance, whose clock says `tick` now: the lead jumps to what it should be. */
   enter(tick: number, nowMs: number): void {
     this.#offsets = [{ atMs: nowMs, value: tick - nowMs / TICK_MS }];
-    this.#leadTicks = this.wantedLeadTicks(nowMs);
-    this.#leadAtMs = nowMs;
+    this.#offsetTicks = NaN;
   }
 
   /**
-   * A snapshot of `tick` arrived; `lateTicks` frames before it were missing when
-   * their ticks ran (its tick minus its ack, 0 when on time).
+   * A snapshot of `tick` arrived, acknowledging input up to `ackTick` and reporting
+   * that frames which missed their tick arrived up to `lateTicks` late. A frame still
+   * missing shows as the ack trailing the tick; its lateness, once it arrives, in the
+   * report (or, failing that, as the gap once the ack catches up: an over-estimate by
+   * under a snapshot interval, on the safe side). `counts`: false while the client had
+   * not sent those frames yet (it just arrived).
    */
-  snapshot(tick: number, opts: { nowMs: number; lateTicks: number }): void {
+  snapshot(
+    tick: number,
+    opts: { nowMs: number; ackTick: number; lateTicks: number; counts: boolean },
+  ): void {
     const { nowMs } = opts;
     this.#offsets.push({ atMs: nowMs, value: tick - nowMs / TICK_MS });
     while (this.#offsets.length > 1 && this.#offsets[0].atMs < nowMs - OFFSET_WINDOW_MS) {
       this.#offsets.shift();
     }
-    if (opts.lateTicks > 0) this.#late.push({ atMs: nowMs, ticks: opts.lateTicks });
+    if (!opts.counts || opts.ackTick < 0) {
+      this.#gapFrom = undefined;
+      return;
+    }
+    const missing = tick - opts.ackTick;
+    let short = opts.lateTicks;
+    if (missing > 0) {
+      this.#gapFrom ??= opts.ackTick + 1;
+      short = Math.max(short, missing);
+    } else if (this.#gapFrom !== undefined) {
+      short = Math.max(short, tick - this.#gapFrom);
+      this.#gapFrom = undefined;
+    }
+    if (short > 0) {
+      // Short by `short` with the extra lead of the moment: ask for that much more.
+      const extra = Math.max(0, this.leadTicks - this.#baseLeadTicks());
+      this.#fadeLate(nowMs);
+      this.#lateTicks = Math.min(
+        LATE_INPUT.maxTicks,
+        Math.max(this.#lateTicks, extra + short + LATE_INPUT.marginTicks),
+      );
+    }
+  }
+
+  /** Lets the late frames' demand fade with time. */
+  #fadeLate(nowMs: number): void {
+    if (Number.isFinite(this.#lateAtMs)) {
+      const dtS = Math.max(0, nowMs - this.#lateAtMs) / 1000;
+      this.#lateTicks = Math.max(0, this.#lateTicks - LATE_INPUT.fadeTicksPerSec * dtS);
+    }
+    this.#lateAtMs = nowMs;
   }
 
   /** The server tick now, estimated from the least-delayed recent sample. */
   serverTickNow(nowMs: number): number {
-    let best = -Infinity;
-    for (const o of this.#offsets) if (o.value > best) best = o.value;
-    return best + nowMs / TICK_MS + this.rttMs / 2 / TICK_MS;
+    return nowMs / TICK_MS + this.#serverOffsetTicks();
+  }
+
+  /** The lead the round trip and its spread ask for, in ticks. */
+  #baseLeadTicks(): number {
+    return (this.rttMs / 2 + 2 * this.jitterMs) / TICK_MS + INPUT_LEAD_MARGIN_TICKS;
   }
 
   /** The lead the link asks for now, in ticks. */
   wantedLeadTicks(nowMs: number): number {
-    while (this.#late.length > 0 && this.#late[0].atMs < nowMs - LATE_INPUT.windowMs) {
-      this.#late.shift();
-    }
-    let late = 0;
-    for (const l of this.#late) late = Math.max(late, l.ticks + LATE_INPUT.marginTicks);
-    return (this.rttMs / 2 + 2 * this.jitterMs) / TICK_MS + INPUT_LEAD_MARGIN_TICKS +
-      Math.min(late, LATE_INPUT.maxTicks);
+    this.#fadeLate(nowMs);
+    return this.#baseLeadTicks() + this.#lateTicks;
   }
 
-  /** The lead applied now, in ticks. */
+  /** The lead applied now over the server's estimated tick, in ticks. */
   get leadTicks(): number {
-    return this.#leadTicks;
+    return this.#offsetTicks - this.#serverOffsetTicks();
+  }
+
+  /** The server's tick minus local time in ticks, as estimated now. */
+  #serverOffsetTicks(): number {
+    let best = -Infinity;
+    for (const o of this.#offsets) if (o.value > best) best = o.value;
+    return best + this.rttMs / 2 / TICK_MS;
   }
 
   /**
-   * The tick whose input should be sampled now: the server's tick plus the lead, which
-   * moves toward the wanted lead by at most LEAD_SLEW per second.
+   * The tick whose input should be sampled now: the server's tick plus the wanted lead.
+   * Both the estimate of the server's clock (its least-delayed sample changes as jitter
+   * comes and goes) and the lead move the client's clock by at most LEAD_SLEW per
+   * second, so the local ship never freezes or leaps; only a gap too large to be
+   * jitter (a new instance, a frozen page) is closed at once.
    */
   targetTick(nowMs: number): number {
-    const wanted = this.wantedLeadTicks(nowMs);
-    const dtS = Number.isFinite(this.#leadAtMs) ? Math.max(0, nowMs - this.#leadAtMs) / 1000 : 0;
-    this.#leadAtMs = nowMs;
-    const rate = wanted > this.#leadTicks ? LEAD_SLEW.raisePerSec : LEAD_SLEW.lowerPerSec;
-    const step = rate * dtS;
-    this.#leadTicks += Math.max(-step, Math.min(step, wanted - this.#leadTicks));
-    return this.serverTickNow(nowMs) + this.#leadTicks;
+    const wanted = this.#serverOffsetTicks() + this.wantedLeadTicks(nowMs);
+    const dtS = Math.max(0, nowMs - this.#offsetAtMs) / 1000;
+    this.#offsetAtMs = nowMs;
+    const gap = wanted - this.#offsetTicks;
+    if (!Number.isFinite(this.#offsetTicks) || Math.abs(gap) > LEAD_SLEW.snapTicks) {
+      this.#offsetTicks = wanted;
+    } else {
+      const step = (gap > 0 ? LEAD_SLEW.raisePerSec : LEAD_SLEW.lowerPerSec) * dtS;
+      this.#offsetTicks += Math.max(-step, Math.min(step, gap));
+    }
+    return nowMs / TICK_MS + this.#offsetTicks;
   }
 }

@@ -21,6 +21,13 @@ import {
 } from "../../sim/mod.ts";
 import type { EventsMsg, HitRecord } from "../wire/protocol.ts";
 
+/** A circle player shots die on. */
+export interface ShotTarget {
+  readonly x: number;
+  readonly y: number;
+  readonly r: number;
+}
+
 /** A stationary body that consumes player shots on contact (the boss), while it stands. */
 interface ShotSink {
   readonly x: number;
@@ -66,6 +73,13 @@ export class BulletReplica {
   #sink: ShotSink | undefined;
   /** Player shots that died on the boss here, with no message (for traffic figures). */
   sunkTotal = 0;
+  /**
+   * The enemies as drawn on a tick (the present timeline): a player shot touching one
+   * vanishes there, as the server, judging by what its owner saw, lands the hit.
+   */
+  shotTargets: ((tick: number) => readonly ShotTarget[]) | undefined;
+  /** Player shots retired here on a drawn enemy before the server's word came. */
+  predictedHitsTotal = 0;
   /** The local player, whose shots are predicted (-1: none). */
   ownerId = -1;
   /** Own shots drawn before the server's volley, by birth tick. */
@@ -117,11 +131,11 @@ export class BulletReplica {
       owner: this.ownerId,
       team: Team.Player,
     });
-    this.#sinkShots(tick, from);
+    this.#sinkShots(tick, from, tick === this.tick);
     fastForward(this.pool, this.#arena, {
       from,
       ticks: this.tick - tick,
-      afterStep: (k) => this.#sinkShots(tick + k, from),
+      afterStep: (k) => this.#sinkShots(tick + k, from, tick + k === this.tick),
     });
     this.#onOwnShot?.({ tick, uid: uid0, outcome: "predicted" });
   }
@@ -139,6 +153,11 @@ export class BulletReplica {
     this.#predicted.delete(tick);
     this.#removeUid(p.uid);
     this.#onOwnShot?.({ tick, uid: p.uid, outcome: "refused" });
+  }
+
+  /** Takes back every shot predicted after `tick` (the ship stopped fighting then). */
+  unpredictAfter(tick: number): void {
+    for (const t of [...this.#predicted.keys()]) if (t > tick) this.unpredict(t);
   }
 
   /**
@@ -244,15 +263,31 @@ export class BulletReplica {
     return true;
   }
 
-  #sinkShots(tick: number, from: number): void {
+  /**
+   * Player shots in slots [from, count) that end `tick` on the boss die there; with
+   * `targets`, those on an enemy drawn on that tick too (only the present is drawn).
+   */
+  #sinkShots(tick: number, from: number, targets = false): void {
     const sink = this.#sink;
-    if (!sink || tick < sink.fromTick || tick > sink.untilTick) return;
+    const onBoss = sink !== undefined && tick >= sink.fromTick && tick <= sink.untilTick;
+    const enemies = targets ? this.shotTargets?.(tick) ?? [] : [];
+    if (!onBoss && enemies.length === 0) return;
     const pool = this.pool;
     for (let i = pool.count - 1; i >= from; i--) {
       if (pool.team[i] !== Team.Player) continue;
-      if (circlesOverlap(pool.x[i], pool.y[i], pool.radius[i], sink.x, sink.y, sink.r)) {
+      const x = pool.x[i];
+      const y = pool.y[i];
+      const r = pool.radius[i];
+      if (onBoss && circlesOverlap(x, y, r, sink.x, sink.y, sink.r)) {
         pool.remove(i);
         this.sunkTotal++;
+        continue;
+      }
+      for (const e of enemies) {
+        if (!circlesOverlap(x, y, r, e.x, e.y, e.r)) continue;
+        pool.remove(i);
+        this.predictedHitsTotal++;
+        break;
       }
     }
   }
@@ -287,7 +322,7 @@ export class BulletReplica {
         this.#pending = this.#pending.filter((v) => v.birthTick > this.tick);
         for (const v of due) this.spawn(v);
       }
-      this.#sinkShots(this.tick, 0);
+      this.#sinkShots(this.tick, 0, true);
     }
   }
 }

@@ -12,10 +12,18 @@ import {
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
 } from "../../content/net_tuning.ts";
-import { BulletPool, type InputFrame, movePlayer, quantizePos, Team } from "../../sim/mod.ts";
+import {
+  BulletPool,
+  type InputFrame,
+  movePlayer,
+  POS_UNITS_PER_PX,
+  quantizePos,
+  Team,
+} from "../../sim/mod.ts";
 import { FireRule } from "./fire_rule.ts";
 import { InputClock } from "./input_clock.ts";
 import { RemoteView } from "./remote_view.ts";
+import { type EnemyOnScreen, EnemyView } from "./enemy_view.ts";
 import { BulletReplica, type OwnShotNote } from "./replica.ts";
 import {
   decodeServerMessage,
@@ -27,7 +35,6 @@ import {
   type BossSnap,
   type Choice,
   ClientKind,
-  type EnemySnap,
   type EnterMsg,
   type EventsMsg,
   type HitRecord,
@@ -153,6 +160,7 @@ export class ClientRuntime {
   #snapshots: TimedSnapshot[] = [];
   readonly #clock = new InputClock();
   readonly #remote = new RemoteView();
+  readonly #enemyView = new EnemyView();
 
   readonly stats: NetStats = {
     rttMs: 0,
@@ -294,6 +302,8 @@ export class ClientRuntime {
       onOwnShot: this.#onOwnShot,
     });
     this.#replica.ownerId = this.playerId;
+    this.#replica.shotTargets = (tick) =>
+      this.#enemiesAt(tick).map((e) => ({ x: e.x, y: e.y, r: CONTENT.enemies[e.kind].radiusPx }));
     this.#fire = new FireRule(world.player.fireCooldownTicks);
     if (msg.stage === StageCode.boss && world.boss) {
       const b = world.boss;
@@ -301,6 +311,7 @@ export class ClientRuntime {
     }
     this.#snapshots = [];
     this.#remote.reset();
+    this.#enemyView.reset();
     this.#history = [];
     this.#predicting = false;
     this.#firstFrameTick = Infinity;
@@ -322,18 +333,22 @@ export class ClientRuntime {
     this.#snapshots.push({ msg, atMs: nowMs });
     if (this.#snapshots.length > SNAPSHOT_BUFFER) this.#snapshots.shift();
     this.#remote.arrived(msg.tick, nowMs);
+    this.#enemyView.touched();
     this.#lastSnapshotMs = nowMs;
     // Everything the server did up to this tick has arrived: its events come first.
     this.#replica?.settle(msg.tick);
     // Frames after the ack were missing when their ticks ran (the server coasted): late.
-    const sent = msg.ackTick + 1 >= this.#firstFrameTick;
     this.#clock.snapshot(msg.tick, {
       nowMs,
-      lateTicks: sent ? Math.max(0, msg.tick - msg.ackTick) : 0,
+      ackTick: msg.ackTick,
+      lateTicks: msg.lateTicks,
+      counts: msg.ackTick + 1 >= this.#firstFrameTick,
     });
     const self = msg.players.find((p) => p.id === this.playerId);
     if (!self) return;
     if ((self.flags & PlayerFlag.Active) === 0) {
+      // Fallen or gone: the shots predicted past this tick will never be fired.
+      if (this.#predicting) this.#replica?.unpredictAfter(msg.tick);
       this.#predicting = false;
       this.predicted.x = self.x;
       this.predicted.y = self.y;
@@ -350,12 +365,20 @@ export class ClientRuntime {
     const world = this.world;
     if (!world) return;
     while (this.#history.length > 0 && this.#history[0].tick <= tick) this.#history.shift();
-    const pos = { x: self.x, y: self.y };
+    // The snapshot carries the ship on the 1/8 px grid. When our own prediction of that
+    // tick rounds to the same place, it is the server's exact position (same inputs, same
+    // code): replay from it, or a ship sliding slowly into a wall's corner would leave it a
+    // tick apart on the two sides and show a correction of several pixels.
+    const mine = this.#enemyView.shipWas(tick);
+    const pos = mine && onSameGridPoint(mine, self)
+      ? { x: mine.x, y: mine.y }
+      : { x: self.x, y: self.y };
     const armed = world.kind !== "hub";
     this.#fire.restart();
     const replica = this.#replica;
     for (const f of this.#history) {
       movePlayer(pos, f, { arena: world.arena, tuning: world.player });
+      this.#enemyView.shipAt(f.tick, pos);
       const fires = this.#fire.fires(f, armed);
       if (!replica || fires === replica.predictedAt(f.tick)) continue;
       // The server's cooldown runs on another beat than predicted: follow the server's.
@@ -412,6 +435,7 @@ export class ClientRuntime {
     for (const e of msg.events) {
       if (e.type === "playerJoined") this.roster.set(e.playerId, e.name);
       else if (e.type === "playerLeft") this.roster.delete(e.playerId);
+      else if (e.type === "enemyKilled") this.#enemyView.killed(e.enemyId);
       this.#onEvent?.(e, msg.tick);
     }
   }
@@ -438,12 +462,16 @@ export class ClientRuntime {
     for (let n = 0; n < MAX_TICKS_PER_UPDATE && this.clientTick <= target; n++) {
       const tick = this.clientTick++;
       if (tick < this.#firstFrameTick) this.#firstFrameTick = tick;
-      const frame: InputFrame = { ...sample(tick), tick };
+      // The enemies of this tick are drawn from the newest snapshot: say how old it is.
+      const base = this.#snapshots[this.#snapshots.length - 1]?.msg.tick;
+      if (base !== undefined) this.#enemyView.drawFrom(tick, base);
+      const frame: InputFrame = { ...sample(tick), tick, viewLag: tick - (base ?? tick) };
       const prev = this.#history[this.#history.length - 1];
       if (prev && prev.tick !== tick - 1) this.#history = [];
       this.#history.push(frame);
       if (this.#predicting) {
         movePlayer(this.predicted, frame, { arena: world.arena, tuning: world.player });
+        this.#enemyView.shipAt(tick, this.predicted);
       }
       this.#offset.x *= 1 - SMOOTHING_PER_TICK;
       this.#offset.y *= 1 - SMOOTHING_PER_TICK;
@@ -548,29 +576,27 @@ export class ClientRuntime {
     });
   }
 
-  /** Enemies, interpolated the same way. */
-  enemies(nowMs: number): (EnemySnap & ActorView)[] {
-    return this.#interpolate(nowMs, (s) => s.enemies);
+  /**
+   * Enemies on the present timeline: on the replica's tick, with the local ship and the
+   * bullets, run forward from the snapshot that tick's input named (see EnemyView).
+   */
+  enemies(_nowMs?: number): EnemyOnScreen[] {
+    return this.#enemiesAt(this.replicaTick);
   }
 
-  #interpolate<T extends { id: number; x: number; y: number }>(
-    nowMs: number,
-    pick: (s: SnapshotMsg) => readonly T[],
-  ): T[] {
-    const snaps = this.#snapshots;
-    if (snaps.length === 0) return [];
-    const at = this.renderTick(nowMs);
-    let i = snaps.length - 1;
-    while (i > 0 && snaps[i - 1].msg.tick > at) i--;
-    const b = snaps[i].msg;
-    const a = i > 0 ? snaps[i - 1].msg : undefined;
-    if (!a || at >= b.tick) return [...pick(b)];
-    const t = Math.max(0, Math.min(1, (at - a.tick) / (b.tick - a.tick)));
-    const before = new Map(pick(a).map((e) => [e.id, e]));
-    return pick(b).map((e) => {
-      const prev = before.get(e.id);
-      if (!prev) return e;
-      return { ...e, x: prev.x + (e.x - prev.x) * t, y: prev.y + (e.y - prev.y) * t };
+  #enemiesAt(tick: number): EnemyOnScreen[] {
+    const world = this.world;
+    if (!world) return [];
+    return this.#enemyView.at(tick, {
+      snaps: this.#snapshots.map((s) => s.msg),
+      selfId: this.playerId,
+      arena: world.arena,
     });
   }
+}
+
+/** True when `a` rounds to `b`, a position on the wire grid. */
+function onSameGridPoint(a: { x: number; y: number }, b: { x: number; y: number }): boolean {
+  const half = 0.5 / POS_UNITS_PER_PX + 1e-9;
+  return Math.abs(a.x - b.x) <= half && Math.abs(a.y - b.y) <= half;
 }

@@ -22,6 +22,7 @@ import { CONTENT } from "../../content/mod.ts";
 import {
   INPUT_LIMITS,
   INTEREST_PLAYERS,
+  MAX_REWIND_TICKS,
   TICKS_PER_SNAPSHOT,
   TRANSFER_DELAYS,
 } from "../../content/net_tuning.ts";
@@ -94,7 +95,12 @@ export class Instance {
   ) {
     this.id = id;
     this.worldId = opts.worldId;
-    this.world = new SimWorld(opts.def, { seed: opts.seed });
+    this.world = new SimWorld(opts.def, {
+      seed: opts.seed,
+      // Contact and shots are judged by what each player saw, up to this far back.
+      maxRewindTicks: MAX_REWIND_TICKS,
+      viewGapTicks: TICKS_PER_SNAPSHOT,
+    });
     this.#encoder = opts.encoder;
   }
 

@@ -40,6 +40,10 @@ const MAX_UINT32 = 0xffffffff;
 const FRAME_BYTES = recordBytes(INPUT_FRAME);
 /** A transfer ticket's longest spelling. */
 export const MAX_TICKET_CHARS = 400;
+/** A picture older than this is sent as this (the server's limit is far lower). */
+const MAX_VIEW_LAG = 255;
+/** Lateness reported to a client is capped here: later than that is a stall, not a lead. */
+const MAX_LATE_TICKS = 255;
 
 /**
  * Decodes CBOR with a decoder of its own: record definitions a hostile peer might
@@ -131,7 +135,8 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
         if (i > 0 && f.tick !== frames[i - 1].tick + 1) {
           throw new CodecError("Cannot encode input: frames are not consecutive ticks");
         }
-        writeRecord(w, INPUT_FRAME, { record: f, what: "input frame" });
+        const record = { ...f, viewLag: Math.min(f.viewLag ?? 0, MAX_VIEW_LAG) };
+        writeRecord(w, INPUT_FRAME, { record, what: "input frame" });
       }
       return enc.encodeValue([msg.kind, frames[frames.length - 1].tick, w.bytes()]);
     }
@@ -187,12 +192,12 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
       const r = new ByteReader(packed, "input frames");
       const frames: InputFrame[] = [];
       for (let i = 0; i < n; i++) {
-        const { moveX, moveY, aim, buttons } = readRecord(r, INPUT_FRAME);
+        const { moveX, moveY, aim, buttons, viewLag } = readRecord(r, INPUT_FRAME);
         if (Math.abs(moveX) > MOVE_UNITS || Math.abs(moveY) > MOVE_UNITS) {
           fail("input frame", `move (${moveX}, ${moveY}) is outside ±${MOVE_UNITS}`);
         }
         if ((buttons & ~BUTTON_MASK) !== 0) fail("input frame", `unknown button bits ${buttons}`);
-        frames.push({ tick: newest - (n - 1) + i, moveX, moveY, aim, buttons });
+        frames.push({ tick: newest - (n - 1) + i, moveX, moveY, aim, buttons, viewLag });
       }
       return { kind, frames };
     }
@@ -317,7 +322,9 @@ export interface PackedSnapshot {
 }
 
 /** Packs the part of a snapshot every recipient shares. */
-export function packSnapshot(msg: Omit<SnapshotMsg, "kind" | "ackTick">): PackedSnapshot {
+export function packSnapshot(
+  msg: Omit<SnapshotMsg, "kind" | "ackTick" | "lateTicks">,
+): PackedSnapshot {
   return {
     tick: msg.tick,
     stage: msg.stage,
@@ -328,21 +335,22 @@ export function packSnapshot(msg: Omit<SnapshotMsg, "kind" | "ackTick">): Packed
   };
 }
 
-/** Encodes a packed snapshot for one recipient, with its last applied input tick. */
+/** Encodes a packed snapshot for one recipient, with what only it needs to know. */
 export function encodeSnapshotFor(
   enc: MessageEncoder,
   packed: PackedSnapshot,
-  ackTick: number,
+  to: { readonly ackTick: number; readonly lateTicks: number },
 ): Uint8Array {
   return enc.encodeValue([
     ServerKind.Snapshot,
     packed.tick,
-    ackTick,
+    to.ackTick,
     packed.stage,
     packed.wave,
     packed.players,
     packed.enemies,
     packed.boss,
+    Math.min(MAX_LATE_TICKS, to.lateTicks),
   ]);
 }
 
@@ -365,7 +373,7 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
         packRecords(BULLET_STATE, { records: msg.bullets, what: "enter bullet" }),
       ]);
     case ServerKind.Snapshot:
-      return encodeSnapshotFor(enc, packSnapshot(msg), msg.ackTick);
+      return encodeSnapshotFor(enc, packSnapshot(msg), msg);
     case ServerKind.Events:
       return enc.encodeValue([
         msg.kind,
@@ -398,7 +406,7 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
 
 /** Decodes and validates one server frame. */
 export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): ServerMessage {
-  const raw = array(dec.decodeValue(data, "server message"), "server message", 1, 8);
+  const raw = array(dec.decodeValue(data, "server message"), "server message", 1, 9);
   const kind = raw[0];
   switch (kind) {
     case ServerKind.Welcome:
@@ -436,7 +444,7 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
       };
     }
     case ServerKind.Snapshot: {
-      array(raw, "snapshot", 8, 8);
+      array(raw, "snapshot", 9, 9);
       let boss: BossSnap | null = null;
       if (raw[7] !== null) {
         const b = array(raw[7], "boss", 5, 5);
@@ -452,6 +460,7 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         kind,
         tick: int(raw[1], "snapshot tick", 0, MAX_UINT32),
         ackTick: int(raw[2], "ack tick", -1, MAX_UINT32),
+        lateTicks: int(raw[8], "late ticks", 0, MAX_LATE_TICKS),
         stage: int(raw[3], "stage", 0, 3),
         wave: int(raw[4], "wave", 0, 255),
         players: unpackRecords(PLAYER_SNAP, {

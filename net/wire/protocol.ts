@@ -13,8 +13,9 @@
  *           ticket:text(≤200)?]
  *            content: CONTENT_HASH (content/registry.ts); it must match, as the version must
  *            ticket: the signed transfer ticket a Transfer handed out (another process's)
- *   Input  [2, newestTick:uint32, frames:bytes(5·n, n = 1..3)]  oldest first, consecutive ticks
+ *   Input  [2, newestTick:uint32, frames:bytes(6·n, n = 1..3)]  oldest first, consecutive ticks
  *            frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 buttons:u8
+ *                   viewLag:u8 (ticks between the frame and the snapshot its enemies were drawn from)
  *   Ping   [3, clientTimeMs:uint32]
  *   Choice [4, choice:u8]  on the results screen: 0 back to the hub, 1 again with this crew
  *
@@ -26,7 +27,9 @@
  *             stage:u8, bullets:bytes(83·n)]                 a transfer: a server-only decision
  *            bullet: every BULLET_FIELDS entry (sim/bullets.ts) at its array's precision
  *   Snapshot [14, tick:uint32, ackTick:int, stage:u8, wave:u8, players:bytes(10·n),
- *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null]
+ *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null, lateTicks:u8]
+ *            ackTick and lateTicks are the recipient's: its last applied input tick, and how
+ *            late (in ticks) its latest frame to miss its tick arrived since the last snapshot
  *            player: PLAYER_SNAP  id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8
  *            enemy:  ENEMY_SNAP   id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
  *   Events   [15, baseTick:uint32, volleys:bytes, hits:bytes, events:[[code, …fields]…]]
@@ -57,7 +60,7 @@ import {
 import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 4;
+export const PROTOCOL_VERSION = 5;
 
 /** Kinds of client → server messages. */
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;
@@ -142,6 +145,8 @@ export const INPUT_FRAME = {
   /** 1/65536 turn. */
   aim: { type: "u16" },
   buttons: { type: "u8" },
+  /** How old the picture of the enemies was: the server judges by it, up to its limit. */
+  viewLag: { type: "u8" },
 } as const satisfies Record<Exclude<keyof InputFrame, "tick">, WireField>;
 
 /** One ship in a snapshot. */
@@ -348,6 +353,11 @@ export interface SnapshotMsg {
   readonly tick: number;
   /** The recipient's last applied input tick, -1 before any. */
   readonly ackTick: number;
+  /**
+   * How late the recipient's frames that missed their tick arrived, in ticks (the most
+   * since its previous snapshot; 0: all on time). The client raises its input lead by it.
+   */
+  readonly lateTicks: number;
   readonly stage: number;
   readonly wave: number;
   readonly players: readonly PlayerSnap[];

@@ -47,14 +47,14 @@ Deno.test("hello round-trips with and without a resume token", () => {
   assert.deepEqual(clientRoundTrip(b), b);
 });
 
-Deno.test("input round-trips three consecutive frames in 5 bytes each", () => {
+Deno.test("input round-trips three consecutive frames in 6 bytes each", () => {
   const frames = [
-    { tick: 41, moveX: -100, moveY: 0, aim: 0, buttons: 0 },
-    { tick: 42, moveX: 71, moveY: -71, aim: 65535, buttons: 1 },
-    { tick: 43, moveX: 0, moveY: 100, aim: 16384, buttons: 7 },
+    { tick: 41, moveX: -100, moveY: 0, aim: 0, buttons: 0, viewLag: 0 },
+    { tick: 42, moveX: 71, moveY: -71, aim: 65535, buttons: 1, viewLag: 17 },
+    { tick: 43, moveX: 0, moveY: 100, aim: 16384, buttons: 7, viewLag: 255 },
   ];
   const bytes = encodeClientMessage(enc, { kind: ClientKind.Input, frames });
-  assert.ok(bytes.byteLength <= 22, `input message is ${bytes.byteLength} bytes`);
+  assert.ok(bytes.byteLength <= 25, `input message is ${bytes.byteLength} bytes`);
   assert.deepEqual(decodeClientMessage(dec(), bytes), { kind: ClientKind.Input, frames });
 });
 
@@ -132,6 +132,7 @@ Deno.test("snapshot round-trips players, enemies and the boss at 1/8 px", () => 
     kind: ServerKind.Snapshot,
     tick: 900,
     ackTick: 898,
+    lateTicks: 4,
     stage: 2,
     wave: 2,
     players: [{ id: 3, x: 640.125, y: 959.875, aim: 200, hp: 4, flags: 9, escape: 128 }],
@@ -294,15 +295,19 @@ Deno.test("the decoder refuses garbage, truncation, wrong types, bad ranges and 
     ["hello without content", cbor.encode([1, PROTOCOL_VERSION, "Ada"]), /hello: 3 items/],
     ["hello content text", cbor.encode([1, PROTOCOL_VERSION, "Ada", "x"]), /hello content/],
     ["hello content negative", cbor.encode([1, PROTOCOL_VERSION, "Ada", -1]), /hello content/],
-    ["input NaN tick", cbor.encode([2, NaN, new Uint8Array(5)]), /input tick/],
-    ["input Infinity tick", cbor.encode([2, Infinity, new Uint8Array(5)]), /input tick/],
-    ["input huge tick", cbor.encode([2, 2 ** 40, new Uint8Array(5)]), /input tick/],
-    ["input frames not bytes", cbor.encode([2, 5, [1, 2, 3, 4, 5]]), /expected bytes/],
+    ["input NaN tick", cbor.encode([2, NaN, new Uint8Array(6)]), /input tick/],
+    ["input Infinity tick", cbor.encode([2, Infinity, new Uint8Array(6)]), /input tick/],
+    ["input huge tick", cbor.encode([2, 2 ** 40, new Uint8Array(6)]), /input tick/],
+    ["input frames not bytes", cbor.encode([2, 5, [1, 2, 3, 4, 5, 6]]), /expected bytes/],
     ["input 7 bytes", cbor.encode([2, 5, new Uint8Array(7)]), /not 1–3 frames/],
-    ["input 4 frames", cbor.encode([2, 5, new Uint8Array(20)]), /not 1–3 frames/],
-    ["input move out of range", cbor.encode([2, 5, new Uint8Array([127, 0, 0, 0, 0])]), /outside/],
-    ["input unknown button", cbor.encode([2, 5, new Uint8Array([0, 0, 0, 0, 8])]), /button/],
-    ["input tick underflow", cbor.encode([2, 1, new Uint8Array(15)]), /too small/],
+    ["input 4 frames", cbor.encode([2, 5, new Uint8Array(24)]), /not 1–3 frames/],
+    [
+      "input move out of range",
+      cbor.encode([2, 5, new Uint8Array([127, 0, 0, 0, 0, 0])]),
+      /outside/,
+    ],
+    ["input unknown button", cbor.encode([2, 5, new Uint8Array([0, 0, 0, 0, 8, 0])]), /button/],
+    ["input tick underflow", cbor.encode([2, 1, new Uint8Array(18)]), /too small/],
     ["ping negative", cbor.encode([3, -1]), /ping time/],
     ["choice out of range", cbor.encode([4, 2]), /choice/],
     ["choice text", cbor.encode([4, "again"]), /choice/],
@@ -375,6 +380,7 @@ Deno.test("a snapshot field that cannot hold its value is an encoding error, not
     kind: ServerKind.Snapshot,
     tick: 1,
     ackTick: 0,
+    lateTicks: 0,
     stage: 1,
     wave: 0,
     players: [{ id: 1, x: 9000, y: 10, aim: 0, hp: 5, flags: 1, escape: 0 }],

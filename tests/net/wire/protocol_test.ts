@@ -27,7 +27,9 @@ const ALLOWED = {
   Ping: ["kind", "clientTimeMs"],
   Choice: ["kind", "choice"],
 } as const;
-const FRAME_FIELDS = ["tick", "moveX", "moveY", "aim", "buttons"];
+// viewLag says how old the client's picture of the enemies was: a time, not an outcome.
+// The server honours it only within its rewind limit (docs/NETCODE.md "Timelines").
+const FRAME_FIELDS = ["tick", "moveX", "moveY", "aim", "buttons", "viewLag"];
 const FORBIDDEN =
   /^(x|y|pos|position|hit|hits|damage|hp|health|dead|died|death|escaped|escape|kill)/i;
 

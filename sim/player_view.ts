@@ -1,0 +1,196 @@
+/**
+ * What a player saw of the enemies: the one definition shared by the client that
+ * draws it and the server that judges by it. A client draws enemies on the same tick
+ * as its own ship and the bullets (the predicted present), running them forward from
+ * the newest snapshot with the world's own movement function: a chaser chases the
+ * ship along the path the client predicted, a drifter keeps the heading its last two
+ * samples show, a distance-keeper circles the way it was circling. The server, told
+ * how old that snapshot was, rebuilds the same picture from its own history and
+ * judges contact and shots by it where that favours the player.
+ * Must not import anything outside sim/.
+ */
+import { type EnemyMotion, stepEnemyMotion } from "./enemy_motion.ts";
+import { POS_UNITS_PER_PX } from "./grid.ts";
+import type { ArenaDef, EnemyDef } from "./types.ts";
+
+/** An enemy as a snapshot carries it (a position on the wire grid). */
+export interface EnemySample {
+  readonly id: number;
+  readonly def: EnemyDef;
+  readonly x: number;
+  readonly y: number;
+}
+
+/** A ship as a snapshot carries it. */
+export interface ShipSample {
+  readonly id: number;
+  readonly x: number;
+  readonly y: number;
+  readonly active: boolean;
+}
+
+/** Where the picture starts: the newest snapshot a player had, and the one before it. */
+export interface ViewBase {
+  readonly tick: number;
+  readonly enemies: readonly EnemySample[];
+  /** The samples the heading is read from (an earlier snapshot); may be empty. */
+  readonly before: readonly EnemySample[];
+  /** Every other active ship at `tick`: enemies may be after them instead. */
+  readonly others: readonly { readonly x: number; readonly y: number }[];
+}
+
+/** An enemy as the player saw it. */
+export interface SeenEnemy {
+  readonly id: number;
+  readonly x: number;
+  readonly y: number;
+}
+
+/** A position as a snapshot carries it: on the 1/8 px grid. */
+export function onGrid(px: number): number {
+  return Math.round(px * POS_UNITS_PER_PX) / POS_UNITS_PER_PX;
+}
+
+/**
+ * The enemies of `base` as drawn `ticks` later, with the viewer's own ship at
+ * `selfAt(t)` on each tick t after the base (undefined: not in the fight).
+ */
+export function viewEnemies(
+  base: ViewBase,
+  opts: {
+    ticks: number;
+    selfAt: (tick: number) => { readonly x: number; readonly y: number } | undefined;
+    arena: ArenaDef;
+  },
+): SeenEnemy[] {
+  const out: SeenEnemy[] = [];
+  const self0 = opts.selfAt(base.tick);
+  for (const e of base.enemies) {
+    const prev = base.before.find((b) => b.id === e.id);
+    const m = motionOf(e, { prev, target: nearest(e, { self: self0, others: base.others }) });
+    for (let k = 1; k <= opts.ticks; k++) {
+      const target = nearest(m, { self: opts.selfAt(base.tick + k), others: base.others });
+      stepEnemyMotion(m, { def: e.def, target, arena: opts.arena });
+    }
+    out.push({ id: e.id, x: m.x, y: m.y });
+  }
+  return out;
+}
+
+/**
+ * The motion state two samples show: a drifter's heading is the way it went, a
+ * distance-keeper circles the way it was circling (clockwise when it was not).
+ */
+function motionOf(
+  e: EnemySample,
+  opts: { prev: EnemySample | undefined; target: { x: number; y: number } | undefined },
+): EnemyMotion {
+  const dx = opts.prev ? e.x - opts.prev.x : 0;
+  const dy = opts.prev ? e.y - opts.prev.y : 0;
+  const len = Math.hypot(dx, dy);
+  let strafe = 1;
+  if (opts.target && len > 0) {
+    const tx = opts.target.x - e.x;
+    const ty = opts.target.y - e.y;
+    // Circling moves along (−ty, tx) · strafe: the cross product's sign is the strafe.
+    if (tx * dy - ty * dx < 0) strafe = -1;
+  }
+  return {
+    x: e.x,
+    y: e.y,
+    dirX: len > 0 ? dx / len : 0,
+    dirY: len > 0 ? dy / len : 0,
+    strafe,
+  };
+}
+
+/** The nearest ship to `at`, as the world's nearestPlayer picks it. */
+function nearest(
+  at: { x: number; y: number },
+  opts: {
+    self: { readonly x: number; readonly y: number } | undefined;
+    others: readonly { readonly x: number; readonly y: number }[];
+  },
+): { x: number; y: number } | undefined {
+  let best: { x: number; y: number } | undefined;
+  let bestD2 = Infinity;
+  const consider = (p: { readonly x: number; readonly y: number }) => {
+    const d2 = (p.x - at.x) ** 2 + (p.y - at.y) ** 2;
+    if (d2 < bestD2) [bestD2, best] = [d2, p];
+  };
+  if (opts.self) consider(opts.self);
+  for (const o of opts.others) consider(o);
+  return best;
+}
+
+/** One tick of the world as snapshots would carry it, for rebuilding what a player saw. */
+interface Moment {
+  readonly tick: number;
+  readonly enemies: readonly EnemySample[];
+  /** Exact positions: a player's own path is what they predicted, not a snapshot. */
+  readonly ships: readonly ShipSample[];
+}
+
+/**
+ * The server's short memory of the fight (enemies on the wire grid, ships exact), and
+ * the picture each player saw, rebuilt from it: the base a frame names, run forward
+ * with that player's own path. Never reaches further back than `maxRewindTicks`.
+ */
+export class ViewHistory {
+  readonly #moments: Moment[] = [];
+  readonly #keep: number;
+  readonly #gapTicks: number;
+  readonly #maxRewindTicks: number;
+
+  /** `gapTicks`: between the two samples a client reads headings from (its snapshot interval). */
+  constructor(opts: { maxRewindTicks: number; gapTicks: number }) {
+    this.#maxRewindTicks = opts.maxRewindTicks;
+    this.#gapTicks = opts.gapTicks;
+    this.#keep = opts.maxRewindTicks + opts.gapTicks + 1;
+  }
+
+  /** The furthest back a player's view is honoured, in ticks. */
+  get maxRewindTicks(): number {
+    return this.#maxRewindTicks;
+  }
+
+  /** Remembers the end of `tick`. */
+  record(moment: Moment): void {
+    this.#moments.push(moment);
+    if (this.#moments.length > this.#keep) this.#moments.shift();
+  }
+
+  #at(tick: number): Moment | undefined {
+    const m = this.#moments;
+    const i = m.length - 1 - (m[m.length - 1]?.tick - tick);
+    return m[i]?.tick === tick ? m[i] : undefined;
+  }
+
+  /**
+   * What player `id` saw on `tick` (the newest recorded) from a snapshot `lagTicks`
+   * older, capped at the rewind limit; undefined when they saw the present.
+   */
+  seenBy(
+    id: number,
+    opts: { tick: number; lagTicks: number; arena: ArenaDef },
+  ): Map<number, SeenEnemy> | undefined {
+    const lag = Math.min(Math.max(0, opts.lagTicks), this.#maxRewindTicks);
+    if (lag === 0) return undefined;
+    const base = this.#at(opts.tick - lag);
+    if (!base) return undefined;
+    const before = this.#at(base.tick - this.#gapTicks);
+    const others = base.ships.filter((s) => s.id !== id && s.active).map((s) => ({
+      x: onGrid(s.x),
+      y: onGrid(s.y),
+    }));
+    const seen = viewEnemies(
+      { tick: base.tick, enemies: base.enemies, before: before?.enemies ?? [], others },
+      {
+        ticks: lag,
+        arena: opts.arena,
+        selfAt: (t) => this.#at(t)?.ships.find((s) => s.id === id && s.active),
+      },
+    );
+    return new Map(seen.map((e) => [e.id, e]));
+  }
+}
