@@ -32,6 +32,7 @@ import {
   encodeServerMessage,
   encodeSnapshotFor,
   type MessageEncoder,
+  type PackedSnapshot,
   packSnapshot,
 } from "../wire/codec.ts";
 import {
@@ -379,9 +380,7 @@ export class Instance {
     if (players.length <= INTEREST_PLAYERS) {
       // Packed once; only the ack differs per member.
       const packed = packSnapshot({ ...shared, players });
-      for (const m of this.#members.values()) {
-        m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, m.queue.lastInputTick));
-      }
+      for (const m of this.#members.values()) this.#sendSnapshot(m, packed);
       return;
     }
     // A crowd: each member gets the ships nearest to its own (the roster counts the rest),
@@ -394,8 +393,16 @@ export class Instance {
         self: byId.get(m.peer.playerId),
         max: INTEREST_PLAYERS,
       });
-      const packed = packSnapshot({ ...shared, players: near });
-      m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, m.queue.lastInputTick));
+      this.#sendSnapshot(m, packSnapshot({ ...shared, players: near }));
+    }
+  }
+
+  /** Sends a packed snapshot with what is the member's alone: its ack and its late frames. */
+  #sendSnapshot(m: Member, packed: PackedSnapshot): void {
+    const to = { ackTick: m.queue.lastInputTick, lateTicks: m.queue.lateTicks({ reset: false }) };
+    // A skipped snapshot keeps its news of late frames for the next one.
+    if (m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, to))) {
+      m.queue.lateTicks({ reset: true });
     }
   }
 }
