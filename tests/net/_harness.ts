@@ -112,6 +112,8 @@ export interface LinkOptions {
   readonly spec?: string | LinkSpec;
   /** Chance that one client → server Input message is lost (nothing else is). */
   readonly inputLoss?: number;
+  /** Loses the `n`-th Input message (1-based) when this says so: loss by a fixed pattern. */
+  readonly dropInput?: (n: number) => boolean;
 }
 
 /** Figures a link counts. */
@@ -134,6 +136,9 @@ export class HarnessLink {
   readonly stats: LinkStats = { inputsSent: 0, inputsLost: 0, toServer: 0, toClient: 0 };
   /** Chance that one Input message is lost; tests may change it mid-run (1 = blackout). */
   inputLoss: number;
+  /** Ticks of every input frame that went onto the path (was not lost), in sending order. */
+  readonly inputTicksSent: number[] = [];
+  readonly #dropInput: ((n: number) => boolean) | undefined;
   readonly #up: LinkPipe<Uint8Array>;
   readonly #down: LinkPipe<Down>;
   readonly #rng: Rng;
@@ -152,6 +157,7 @@ export class HarnessLink {
     this.sim = spec ? sim : undefined;
     this.#rng = new Rng(opts.stream * 7919 + 1);
     this.inputLoss = opts.inputLoss ?? 0;
+    this.#dropInput = opts.dropInput;
     this.#up = new LinkPipe(sim.up, {
       clock,
       deliver: (data) => {
@@ -173,10 +179,13 @@ export class HarnessLink {
     const msg: ClientMessage = decodeClientMessage(this.#decoder, data);
     if (msg.kind === ClientKind.Input) {
       this.stats.inputsSent++;
-      if (this.inputLoss > 0 && this.#rng.next() < this.inputLoss) {
+      const dropped = this.#dropInput?.(this.stats.inputsSent) ??
+        (this.inputLoss > 0 && this.#rng.next() < this.inputLoss);
+      if (dropped) {
         this.stats.inputsLost++;
         return;
       }
+      for (const f of msg.frames) this.inputTicksSent.push(f.tick);
     }
     this.#up.send(data);
   }

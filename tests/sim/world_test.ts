@@ -610,3 +610,24 @@ Deno.test("a different seed with the same inputs gives a different world hash", 
   lockstep([a, c], 3600);
   assert.notEqual(hashWorld(a), hashWorld(c));
 });
+
+Deno.test("acceptsPlayers: the hub always; a dungeon during its waves, never once its boss is up", () => {
+  assert.equal(new SimWorld(HUB, { seed: 1 }).acceptsPlayers, true);
+  const world = new SimWorld(testWorld({ boss: WARDEN, waveDelayTicks: 3 }), { seed: 1 });
+  world.addPlayer(1, "Ada");
+  const seen: [string, boolean][] = [];
+  for (let t = 0; t < 6; t++) {
+    seen.push([world.stage, world.acceptsPlayers]);
+    world.step(new Map());
+  }
+  seen.push([world.stage, world.acceptsPlayers]);
+  assert.deepEqual(seen, [
+    ["waves", true],
+    ["waves", true],
+    ["waves", true],
+    ["waves", true],
+    ["boss", false],
+    ["boss", false],
+    ["boss", false],
+  ]);
+});

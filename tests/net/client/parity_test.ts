@@ -33,7 +33,7 @@ const FIGHT_TICKS = 900;
 function compare(
   server: BulletPool,
   replica: BulletPool,
-  opts: { tolerancePx: number; tick: number },
+  opts: { tick: number },
 ): number {
   const bySlot = new Map<number, number>();
   for (let i = 0; i < replica.count; i++) bySlot.set(replica.uid[i], i);
@@ -44,7 +44,7 @@ function compare(
     assert.ok(j !== undefined, `bullet ${server.uid[i]} missing from the replica on ${opts.tick}`);
     const err = Math.hypot(server.x[i] - replica.x[j], server.y[i] - replica.y[j]);
     worst = Math.max(worst, err);
-    assert.ok(err <= opts.tolerancePx, `bullet ${server.uid[i]} off by ${err} px on ${opts.tick}`);
+    assert.equal(err, 0, `bullet ${server.uid[i]} off by ${err} px on ${opts.tick}`);
     assert.equal(replica.kind[j], server.kind[i]);
     assert.equal(replica.team[j], server.team[i]);
   }
@@ -61,7 +61,7 @@ function pilots(world: SimWorld): Map<number, InputFrame> {
   return inputs;
 }
 
-Deno.test("a replica fed the world's events in-process matches every bullet within 0.01 px", () => {
+Deno.test("a replica fed the world's events in-process holds every bullet at the same place (0 px)", () => {
   const world = new SimWorld(BOSS_ROOM, { seed: 7 });
   for (let id = 1; id <= 4; id++) world.addPlayer(id, `p${id}`);
   const replica = new BulletReplica(BOSS_ROOM.arena, { tick: -1 });
@@ -76,12 +76,12 @@ Deno.test("a replica fed the world's events in-process matches every bullet with
       else if (e.type === "bulletHit") replica.hit(e);
       else if (e.type === "bulletsCleared") replica.clearTeam(e.team);
     }
-    worst = Math.max(worst, compare(world.bullets, replica.pool, { tolerancePx: 0.01, tick }));
+    worst = Math.max(worst, compare(world.bullets, replica.pool, { tick }));
     peak = Math.max(peak, world.bullets.count);
   }
   assert.equal(world.stage, "boss", "the fight was still on");
   assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
-  assert.ok(worst <= 0.01);
+  assert.equal(worst, 0);
 });
 
 /** A peer that keeps every message the instance sends it. */
@@ -150,7 +150,7 @@ function fightThroughWire(
       // Events leave in one batch per snapshot interval: compare right after each batch.
       if (tick % TICKS_PER_SNAPSHOT !== 0) continue;
       if (clearedAt < 0) {
-        worst = Math.max(worst, compare(world.bullets, replica.pool, { tolerancePx: 1, tick }));
+        worst = Math.max(worst, compare(world.bullets, replica.pool, { tick }));
         continue;
       }
       // After the fall: the replica kept retiring player shots on the boss until it heard of
@@ -186,7 +186,7 @@ function fightThroughWire(
       assert.ok(inReplica.has(uid) || !announced, `bullet ${uid} (age ${age}) not replicated`);
     }
     for (let j = 0; j < replica.pool.count; j++) {
-      const uid = replica.pool.uid[j];
+      const uid: number = replica.pool.uid[j];
       const i = inServer.get(uid);
       if (i === undefined) {
         hitTick.set(uid, hitTick.get(uid) ?? tick);
@@ -196,7 +196,7 @@ function fightThroughWire(
       }
       const err = Math.hypot(server.x[i] - replica.pool.x[j], server.y[i] - replica.pool.y[j]);
       worst = Math.max(worst, err);
-      assert.ok(err <= 1, `bullet ${uid} off by ${err} px on tick ${tick}`);
+      assert.equal(err, 0, `bullet ${uid} off by ${err} px on tick ${tick}`);
     }
   }
   return {
@@ -213,18 +213,18 @@ function countTeam(pool: BulletPool, team: number): number {
   return n;
 }
 
-Deno.test("a replica fed through the real codec matches every bullet within 1 px", () => {
+Deno.test("a replica fed through the real codec holds every bullet at the server's place (0 px)", () => {
   const { worst, peak, stage } = fightThroughWire(0);
   console.log(`worst error through the codec: ${worst} px, peak ${peak} bullets`);
   assert.equal(stage, "boss");
   assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
-  assert.ok(worst <= 1);
+  assert.equal(worst, 0);
 });
 
 Deno.test("a replica 9 ticks behind the wire fast-forwards every bullet to its server place", () => {
   const { worst, peak } = fightThroughWire(9);
   assert.ok(peak >= 100, `a real bullet field (peak ${peak})`);
-  assert.ok(worst <= 1);
+  assert.equal(worst, 0);
 });
 
 Deno.test("through the real codec to the Warden's fall: the replica matches, with no enemy bullet left", () => {
@@ -236,7 +236,7 @@ Deno.test("through the real codec to the Warden's fall: the replica matches, wit
   const { worst, stage, enemyLeft } = fightThroughWire(0, { def, untilCleared: true });
   assert.equal(stage, "cleared", "the Warden fell");
   assert.equal(enemyLeft, 0, "the replica cleared every enemy bullet with the server");
-  assert.ok(worst <= 1);
+  assert.equal(worst, 0);
 });
 
 /** An enemy volley of `n` motionless orbs born on `tick`. */

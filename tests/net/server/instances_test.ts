@@ -5,9 +5,11 @@
  */
 import assert from "node:assert/strict";
 import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
-import { CANTOR, CONTENT, HUB, PLAYER } from "../../../content/mod.ts";
+import { CANTOR, CONTENT, FOLD, HUB, PLAYER, WARDEN, worldByKey } from "../../../content/mod.ts";
+import { Instance, type Peer } from "../../../net/server/instance.ts";
+import { MessageEncoder } from "../../../net/wire/codec.ts";
 import { CloseCode, EnterReason, type EventName } from "../../../net/wire/protocol.ts";
-import { Button } from "../../../sim/mod.ts";
+import { Button, quantizeAngle } from "../../../sim/mod.ts";
 import {
   type Control,
   dist,
@@ -97,6 +99,76 @@ Deno.test("each hub portal leads to the world it names: the Fold and the Sunken 
   const third = h.connect("Cy", { control: through(1) });
   h.runUntil(() => inDungeon(third), { maxMs: 5000, what: "the third in a dungeon" });
   assert.equal(third.runtime.instanceId, choir.runtime.instanceId);
+});
+
+Deno.test("the portal puts nobody into a dungeon whose boss has appeared: a latecomer gets a new one", () => {
+  // Dungeons open on their boss half a second in; nobody dies while we watch.
+  using h = new NetHarness({
+    worldDef: (kind, _id, world) =>
+      kind === "dungeon"
+        ? { ...world, waves: [], waveDelayTicks: 30, player: { ...world.player, maxHp: 255 } }
+        : undefined,
+  });
+  const early = h.connect("Early", { control: toPortal });
+  h.runUntil(() => inDungeon(early), { maxMs: 5000, what: "the first player in a dungeon" });
+  const first = h.server.instances.get(early.runtime.instanceId)!;
+  h.runUntil(() => first.world.stage === "boss", { maxMs: 3000, what: "the boss" });
+  assert.equal(first.world.acceptsPlayers, false);
+
+  const late = h.connect("Late", { control: toPortal });
+  h.runUntil(() => inDungeon(late), { maxMs: 5000, what: "the latecomer in a dungeon" });
+  assert.notEqual(late.runtime.instanceId, first.id, "not into the boss fight");
+  assert.equal(first.size, 1);
+  assert.equal(late.runtime.world?.key, early.runtime.world?.key, "the same world, a new instance");
+});
+
+Deno.test("a cleared dungeon sends every survivor to the hub, resultsReturnTicks after the boss fell", () => {
+  const instance = new Instance("dungeon-7", {
+    worldId: worldByKey(FOLD.key).id,
+    // A weak Warden, two ships right under it that no pattern can kill in time.
+    def: {
+      ...FOLD,
+      arena: { ...FOLD.arena, spawnPoints: [{ x: 630, y: 300 }, { x: 650, y: 300 }] },
+      player: { ...FOLD.player, maxHp: 255 },
+      waves: [],
+      waveDelayTicks: 1,
+      boss: { ...WARDEN, baseHp: 30 },
+    },
+    seed: 2,
+    encoder: new MessageEncoder(),
+  });
+  const quiet = (id: number): Peer => ({
+    playerId: id,
+    name: `p${id}`,
+    sendReliable() {},
+    sendLatest: () => true,
+  });
+  instance.join(quiet(1), EnterReason.Portal);
+  instance.join(quiet(2), EnterReason.Portal);
+  const up = quantizeAngle(-Math.PI / 2);
+  let fellAt = -1;
+  const cleared: { tick: number; playerId: number; to: string }[] = [];
+  for (let t = 0; t < 600 + TRANSFER_DELAYS.resultsReturnTicks && cleared.length < 2; t++) {
+    const tick = instance.world.tick;
+    for (const id of [1, 2]) {
+      instance.offerInput(id, { tick, moveX: 0, moveY: 0, aim: up, buttons: Button.Fire });
+    }
+    for (const order of instance.step()) {
+      if (order.reason === EnterReason.Cleared) {
+        cleared.push({ tick: instance.world.tick, playerId: order.playerId, to: order.to });
+      }
+    }
+    if (fellAt < 0 && instance.world.stage === "cleared") fellAt = instance.world.tick;
+  }
+  assert.ok(fellAt > 0, "the boss fell");
+  assert.deepEqual(
+    cleared.sort((a, b) => a.playerId - b.playerId),
+    [1, 2].map((playerId) => ({
+      tick: fellAt + TRANSFER_DELAYS.resultsReturnTicks,
+      playerId,
+      to: "hub",
+    })),
+  );
 });
 
 Deno.test("holding Escape for 3 s in a dungeon sends the player to the hub and the empty dungeon goes", () => {
