@@ -4,6 +4,7 @@
  */
 import {
   ClusterNode,
+  FrontDoor,
   GameServer,
   loadConfig,
   type Logger,
@@ -14,6 +15,9 @@ import { openStore, Registry } from "./net/server/registry/mod.ts";
 import { BOSS_RUSH_DELAY_TICKS, CLUSTER_TIMING } from "./content/net_tuning.ts";
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
+
+/** The header the front door writes each client's address in. */
+const PEER_HEADER = "x-warden-peer";
 
 /** Events that mean a bug: written at every log level. */
 const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", "registry_down"]);
@@ -111,8 +115,10 @@ if (import.meta.main) {
   const app = createApp(server, {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
+    allowedHosts: config.allowedHosts,
     trustProxy: config.trustProxy,
     linkSim: config.linkSim,
+    peerHeader: config.door ? PEER_HEADER : undefined,
   });
   if (config.linkSim) {
     log("link_sim", { link: formatLinkSpec(config.linkSim), note: "every connection is slowed" });
@@ -120,19 +126,33 @@ if (import.meta.main) {
   server.start();
   // Not awaited: a registry that is down at start-up only delays placements.
   cluster?.start();
-  const http = Deno.serve({
-    hostname: config.host,
-    port: config.port,
-    onListen: ({ hostname, port }) => {
-      console.log(`Warden of the Fold: play at http://${hostname}:${port}/`);
-    },
-  }, app.fetch);
+  const announce = ({ hostname, port }: Deno.NetAddr) => {
+    console.log(`Warden of the Fold: play at http://${hostname}:${port}/`);
+  };
+  // With the front door, Deno.serve listens on a Unix socket only the door can reach.
+  const socketDir = config.door ? await Deno.makeTempDir({ prefix: "warden-" }) : undefined;
+  const http = socketDir
+    ? Deno.serve({ path: `${socketDir}/http.sock`, onListen: () => {} }, app.fetch)
+    : Deno.serve({ hostname: config.host, port: config.port, onListen: announce }, app.fetch);
+  const door = socketDir && config.door
+    ? FrontDoor.listen({
+      hostname: config.host,
+      port: config.port,
+      backend: { transport: "unix", path: `${socketDir}/http.sock` },
+      limits: config.door,
+      peerHeader: PEER_HEADER,
+      clock: realClock,
+      log,
+    })
+    : undefined;
+  if (door) announce(door.addr);
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log("shutdown", { signal });
+    door?.stopAccepting();
     server.shutdown("server restarting");
     const deadline = setTimeout(() => Deno.exit(0), config.shutdownGraceMs);
     // Leave the registry at once: nobody should be placed here while the process goes.
@@ -141,6 +161,8 @@ if (import.meta.main) {
     // and clients should read "server restarting", not a bare 1001.
     await new Promise((r) => setTimeout(r, Math.min(300, config.shutdownGraceMs)));
     await http.shutdown();
+    await door?.close();
+    if (socketDir) await Deno.remove(socketDir, { recursive: true }).catch(() => {});
     clearTimeout(deadline);
     Deno.exit(0);
   };

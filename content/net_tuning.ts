@@ -119,6 +119,36 @@ export const LIMITS = {
   maxPlayersPerDungeon: 4,
   /** Players one hub takes; more open another hub (on any process of a cluster). */
   hubCapacity: 200,
+  /** New game connections one address may open at once, then per second sustained. */
+  connectBurstPerIp: 20,
+  connectsPerSecPerIp: 2,
+  /** A player who has said hello and then sends nothing for this long is closed (4013). */
+  idleTimeoutMs: 15_000,
+  /** Bytes waiting to leave for one client; past this it is not reading and is closed (4014). */
+  maxQueuedBytes: 256 * 1024,
+  /** Highest player id: the wire's u16 (tests shrink the space to wrap it quickly). */
+  maxPlayerId: 0xffff,
+} as const;
+
+/**
+ * The front door's limits (net/server/front_door.ts): TCP connections, request heads,
+ * and the WebSocket frame rules enforced before a payload is read.
+ */
+export const DOOR_LIMITS = {
+  /** TCP connections from one address (HTTP and WebSocket alike); off behind a proxy. */
+  maxConnectionsPerIp: 32,
+  maxConnections: 4096,
+  /** A request head must be complete within this of its first byte. */
+  headerTimeoutMs: 10_000,
+  maxHeaderBytes: 16 * 1024,
+  maxBodyBytes: 16 * 1024,
+  /** An HTTP connection (not upgraded) quiet both ways for this long is closed. */
+  idleMs: 30_000,
+  /** A write to a client that has not finished in this long ends its connection. */
+  writeStallMs: 10_000,
+  /** Ping, pong and close frames per second, sustained, and at once. */
+  controlPerSec: 10,
+  controlBurst: 20,
 } as const;
 
 /** Ticks of tick durations kept for the recent p50/p99 (10 s). */

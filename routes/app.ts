@@ -1,13 +1,17 @@
 /**
  * The Hono app: the page and its bundle, `/ws` upgraded into a game connection,
- * `/healthz` and `/metrics`. Thin on purpose: the game lives in net/.
+ * `/healthz` and `/metrics`. Thin on purpose: the game lives in net/. Every answer
+ * carries a strict CSP; a Host the server does not know (DNS rebinding) gets 421;
+ * a refused game connection is refused before the upgrade, with an HTTP status and
+ * a reason a page can fetch (GET /ws without an upgrade).
  */
-import { Hono } from "hono";
-import { getConnInfo, upgradeWebSocket } from "hono/deno";
+import { type Context, Hono } from "hono";
+import { getConnInfo } from "hono/deno";
 import {
   type GameServer,
   health,
   LinkTransport,
+  type Refusal,
   renderMetrics,
   type Transport,
   WebSocketTransport,
@@ -23,6 +27,17 @@ export interface AppOptions {
   readonly allowedOrigins?: readonly string[];
   /** Take the client address from X-Forwarded-For (behind a trusted proxy). */
   readonly trustProxy?: boolean;
+  /**
+   * The header the front door writes the client's address in (net/server/front_door.ts).
+   * Set only when the app is reachable through the door alone (it listens on a private
+   * Unix socket then), since a client could otherwise write it too.
+   */
+  readonly peerHeader?: string;
+  /**
+   * Host names the server answers to besides IP literals and localhost: the hosts of
+   * the allowed origins are added. Anything else is refused (DNS rebinding).
+   */
+  readonly allowedHosts?: readonly string[];
   /**
    * A simulated link on every game connection, both ways (LINK_SIM in dev): delay,
    * jitter, stalls. Each connection gets its own path under this spec.
@@ -60,6 +75,56 @@ export const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0
 <path d="M32 6l6 14 15-5-5 15 14 6-14 6 5 15-15-5-6 14-6-14-15 5 5-15-14-6 14-6-5-15 15 5z"
  fill="#1a1030" stroke="#3fd6c8" stroke-width="3" stroke-linejoin="round"/>
 <circle cx="32" cy="32" r="7" fill="#5ff4ff"/></svg>`;
+/** Host names always answered: loopback names and any IP literal (rebinding needs a name). */
+function isLoopbackOrIp(hostname: string): boolean {
+  if (hostname === "localhost" || hostname.endsWith(".localhost")) return true;
+  if (/^\d{1,3}(\.\d{1,3}){3}$/.test(hostname)) return true;
+  return hostname.startsWith("[") && hostname.endsWith("]");
+}
+
+/**
+ * True when a request whose Host header is `host` is for this server: an IP literal,
+ * localhost, or one of `allowed` (host names, lower case, no port). No Host header
+ * is not a browser and passes.
+ */
+export function hostAllowed(host: string | undefined, allowed: ReadonlySet<string>): boolean {
+  if (host === undefined) return true;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${host}`).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return isLoopbackOrIp(hostname) || allowed.has(hostname);
+}
+
+/** The page's Content-Security-Policy: its own script and socket, nothing else. */
+function csp(host: string | undefined): string {
+  const sockets = host && !/[\s;,']/.test(host) ? ` ws://${host} wss://${host}` : "";
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    // The page's own <style> and the one the bundle injects.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    "media-src 'self' blob: data:",
+    `connect-src 'self'${sockets}`,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join("; ");
+}
+
+/** An HTTP answer to a refused game connection: status, Retry-After and the reason as JSON. */
+function refuse(c: Context, refusal: Refusal): Response {
+  if (refusal.retryAfterMs !== undefined) {
+    c.header("retry-after", String(Math.max(1, Math.ceil(refusal.retryAfterMs / 1000))));
+  }
+  c.header("cache-control", "no-store");
+  c.header("connection", "close");
+  return c.json({ code: refusal.code, reason: refusal.reason }, refusal.status);
+}
 
 /** True when a WebSocket from `origin` may connect to a page served at `host`. */
 export function originAllowed(
@@ -79,6 +144,37 @@ export function originAllowed(
 export function createApp(server: GameServer, opts: AppOptions): Hono {
   const app = new Hono();
   const allowed = opts.allowedOrigins ?? [];
+  const hosts = new Set([
+    ...(opts.allowedHosts ?? []).map((h) => h.toLowerCase()),
+    ...allowed.flatMap((o) => {
+      try {
+        return [new URL(o).hostname.toLowerCase()];
+      } catch {
+        return [];
+      }
+    }),
+  ]);
+
+  app.use(async (c, next) => {
+    const host = c.req.header("host");
+    if (!hostAllowed(host, hosts)) {
+      server.countRefusal("host");
+      c.header("connection", "close");
+      return c.text(
+        `this server does not answer to ${host}: set PUBLIC_ORIGIN or ALLOWED_HOSTS`,
+        421,
+      );
+    }
+    await next();
+    if (c.res.status === 101) return; // the upgrade's own answer: nothing to add
+    const headers = c.res.headers;
+    headers.set("content-security-policy", csp(host));
+    headers.set("x-content-type-options", "nosniff");
+    headers.set("referrer-policy", "no-referrer");
+    headers.set("x-frame-options", "DENY");
+    headers.set("cross-origin-opener-policy", "same-origin");
+    return;
+  });
   const linkClock = opts.linkClock ?? REAL_LINK_CLOCK;
   let linkStreams = 0;
 
@@ -105,64 +201,71 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
     return c.body(renderMetrics(server));
   });
 
-  app.get(
-    "/ws",
-    (c, next) => {
-      const origin = c.req.header("origin");
-      if (!originAllowed(origin, { host: c.req.header("host"), allowed })) {
-        server.countClose(String(CloseCode.OriginRefused));
-        return c.text("origin not allowed", 403);
-      }
-      return next();
-    },
-    upgradeWebSocket((c) => {
-      const forwarded = opts.trustProxy
-        ? c.req.header("x-forwarded-for")?.split(",")[0]?.trim()
-        : undefined;
-      const ip = forwarded || getConnInfo(c).remote.address || "unknown";
-      let conn: ReturnType<GameServer["open"]> | undefined;
-      // With a simulated link, what the client sends reaches the server after the path's
-      // delay (and what the server sends, through LinkTransport): both directions.
-      let down: LinkTransport | undefined;
-      let up: LinkPipe<() => void> | undefined;
-      const arrive = (fn: () => void) => up ? up.send(fn) : fn();
-      return {
-        onOpen(_evt, ws) {
-          const raw = ws.raw as WebSocket;
-          raw.binaryType = "arraybuffer";
-          let transport: Transport = new WebSocketTransport(raw);
-          if (opts.linkSim) {
-            const link = new LinkSim(opts.linkSim, {
-              startMs: linkClock.now(),
-              stream: ++linkStreams,
-            });
-            down = new LinkTransport(transport, { path: link.down, clock: linkClock });
-            up = new LinkPipe(link.up, { clock: linkClock, deliver: (fn) => fn() });
-            transport = down;
-          }
-          conn = server.open(transport, ip);
-        },
-        onMessage(evt) {
-          const data = evt.data;
-          arrive(() => {
-            if (typeof data === "string") conn?.receive(data);
-            else if (data instanceof ArrayBuffer) conn?.receive(new Uint8Array(data));
-            else conn?.close(CloseCode.BadMessage, "unsupported frame type");
-          });
-        },
-        onClose(evt) {
-          // The socket is gone: nothing more can be delivered either way.
-          down?.discard();
-          up?.clear();
-          conn?.closed(String(evt.code), evt.reason || "closed by client");
-        },
-        onError() {
-          down?.discard();
-          up?.clear();
-          conn?.closed("error", "socket error");
-        },
-      };
-    }),
-  );
+  app.get("/ws", (c) => {
+    const origin = c.req.header("origin");
+    if (!originAllowed(origin, { host: c.req.header("host"), allowed })) {
+      server.countRefusal("origin");
+      return c.json({ code: CloseCode.OriginRefused, reason: "origin not allowed" }, 403);
+    }
+    const forwarded = opts.trustProxy
+      ? c.req.header("x-forwarded-for")?.split(",")[0]?.trim()
+      : undefined;
+    const door = opts.peerHeader ? c.req.header(opts.peerHeader) : undefined;
+    const ip = forwarded || door || getConnInfo(c).remote.address || "unknown";
+    const upgrade = c.req.header("upgrade")?.toLowerCase() === "websocket";
+    // Refused here, before any upgrade: a refused address costs a 4xx, not a socket.
+    const refusal = server.admission(ip, { attempt: upgrade });
+    if (refusal) {
+      if (upgrade) server.countRefusal(refusal.kind);
+      return refuse(c, refusal);
+    }
+    if (!upgrade) {
+      // A page whose socket failed asks here why; nothing stands in its way right now.
+      return c.json({ code: 0, reason: "expected a WebSocket upgrade" }, 426);
+    }
+    let socket: WebSocket;
+    let response: Response;
+    try {
+      ({ socket, response } = Deno.upgradeWebSocket(c.req.raw));
+    } catch (err) {
+      server.countRefusal("bad_upgrade");
+      return c.text(`bad WebSocket upgrade: ${(err as Error).message}`, 400);
+    }
+    socket.binaryType = "arraybuffer";
+    let transport: Transport = new WebSocketTransport(socket);
+    // With a simulated link, what the client sends reaches the server after the path's
+    // delay (and what the server sends, through LinkTransport): both directions.
+    let down: LinkTransport | undefined;
+    let up: LinkPipe<() => void> | undefined;
+    if (opts.linkSim) {
+      const link = new LinkSim(opts.linkSim, { startMs: linkClock.now(), stream: ++linkStreams });
+      down = new LinkTransport(transport, { path: link.down, clock: linkClock });
+      up = new LinkPipe(link.up, { clock: linkClock, deliver: (fn) => fn() });
+      transport = down;
+    }
+    // Registered now, not on open: the per-address counts see it from the first moment.
+    const conn = server.open(transport, ip, { admitted: true });
+    const arrive = (fn: () => void) => up ? up.send(fn) : fn();
+    socket.onmessage = (evt) => {
+      const data = evt.data;
+      arrive(() => {
+        if (typeof data === "string") conn.receive(data);
+        else if (data instanceof ArrayBuffer) conn.receive(new Uint8Array(data));
+        else conn.close(CloseCode.BadMessage, "unsupported frame type");
+      });
+    };
+    socket.onclose = (evt) => {
+      // The socket is gone: nothing more can be delivered either way.
+      down?.discard();
+      up?.clear();
+      conn.closed(String(evt.code), evt.reason || "closed by client");
+    };
+    socket.onerror = () => {
+      down?.discard();
+      up?.clear();
+      conn.closed("error", "socket error");
+    };
+    return response;
+  });
   return app;
 }

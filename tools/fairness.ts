@@ -141,6 +141,8 @@ export function runFairness(
         return true;
       },
       close: (_code, reason) => down.send(() => runtime.closed(reason)),
+      // An in-process pipe with no socket behind it: nothing ever waits to leave.
+      bufferedBytes: 0,
     };
     server_.conn = server.open(transport, `10.0.0.${i + 1}`);
     pipes.push(up, down);

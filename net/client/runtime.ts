@@ -218,6 +218,12 @@ export class ClientRuntime {
     this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Choice, choice }));
   }
 
+  /** The server refused the connection before it opened, for `reason`. */
+  refused(reason: string): void {
+    this.phase = "rejected";
+    this.closeReason = reason;
+  }
+
   /** The socket closed. */
   closed(reason: string): void {
     if (this.phase !== "rejected") this.phase = "closed";

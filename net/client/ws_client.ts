@@ -58,7 +58,11 @@ export function connectClient(
     ws.binaryType = "arraybuffer";
     if (previous && previous.readyState <= WebSocket.OPEN) previous.close(1000, "transferred");
     let welcomed = false;
-    ws.onopen = () => runtime.hello(opts.name, opts.now(), { version: opts.version, ticket });
+    let opened = false;
+    ws.onopen = () => {
+      opened = true;
+      runtime.hello(opts.name, opts.now(), { version: opts.version, ticket });
+    };
     ws.onmessage = (evt) => {
       if (ws !== socket || !(evt.data instanceof ArrayBuffer)) return;
       welcomed = true;
@@ -79,8 +83,17 @@ export function connectClient(
         }
       }
       ended = true;
-      runtime.closed(evt.reason || `connection closed (${evt.code})`);
-      resolveClosed({ code: evt.code, reason: evt.reason });
+      if (opened) {
+        runtime.closed(evt.reason || `connection closed (${evt.code})`);
+        resolveClosed({ code: evt.code, reason: evt.reason });
+        return;
+      }
+      // Refused before the upgrade, a socket only sees 1006: the server says why on a GET.
+      askWhyRefused(target).then((refusal) => {
+        if (refusal) runtime.refused(refusal.reason);
+        else runtime.closed(evt.reason || `connection closed (${evt.code})`);
+        resolveClosed(refusal ?? { code: evt.code, reason: evt.reason });
+      });
     };
   };
   open(url, undefined);
@@ -99,4 +112,31 @@ export function connectClient(
       socket.close(code, reason);
     },
   };
+}
+
+/**
+ * Why the server refused a socket that never opened: a plain GET of the same URL
+ * answers a refusal with its status and `{ code, reason }`, or 426 when nothing
+ * stands in the way (then the failure was the network's).
+ */
+export async function askWhyRefused(
+  wsUrl: string,
+): Promise<{ code: number; reason: string } | undefined> {
+  try {
+    const res = await fetch(wsUrl.replace(/^ws/, "http"), {
+      signal: AbortSignal.timeout(3000),
+      cache: "no-store",
+    });
+    if (res.status === 426 || res.ok) {
+      await res.body?.cancel();
+      return undefined;
+    }
+    const body = await res.json();
+    if (typeof body?.code === "number" && typeof body?.reason === "string") {
+      return { code: body.code, reason: body.reason };
+    }
+  } catch {
+    // Unreachable or not our server: the socket's own failure stands.
+  }
+  return undefined;
 }

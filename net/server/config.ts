@@ -2,7 +2,8 @@
  * Server configuration from environment variables, validated up front: a bad
  * value stops start-up with a message that names the variable.
  */
-import { LIMITS } from "../../content/net_tuning.ts";
+import { DOOR_LIMITS, LIMITS } from "../../content/net_tuning.ts";
+import type { DoorLimits } from "./front_door.ts";
 import { type LinkSpec, parseLinkSpec } from "../link/mod.ts";
 import type { ServerLimits } from "./server.ts";
 import { parseSecret, randomId } from "./tokens.ts";
@@ -13,6 +14,8 @@ export interface Config {
   readonly port: number;
   readonly publicOrigin: string | undefined;
   readonly allowedOrigins: readonly string[];
+  /** Host names served besides IP literals, localhost and the allowed origins' hosts. */
+  readonly allowedHosts: readonly string[];
   readonly trustProxy: boolean;
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly dev: boolean;
@@ -26,6 +29,11 @@ export interface Config {
   readonly bossRush: boolean;
   /** Set when REGISTRY_URL is: this process is one of several sharing a registry. */
   readonly cluster: ClusterConfig | undefined;
+  /**
+   * The front door's limits, or undefined to serve straight from Deno.serve (FRONT_DOOR=0,
+   * and the default on Deno Deploy, whose platform is the front door).
+   */
+  readonly door: DoorLimits | undefined;
 }
 
 /** A process's part in a cluster. */
@@ -107,16 +115,44 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
   const cluster = clusterVars(env);
   const bossRush = env.BOSS_RUSH ?? "0";
   if (bossRush !== "0" && bossRush !== "1") throw new Error("BOSS_RUSH must be 0 or 1");
+  const allowedHosts = (env.ALLOWED_HOSTS ?? "").split(",").map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const h of allowedHosts) {
+    if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(h)) {
+      throw new Error(`ALLOWED_HOSTS contains ${JSON.stringify(h)}, which is not a host name`);
+    }
+  }
+  const onDeploy = Boolean(env.DENO_DEPLOYMENT_ID);
+  const doorFlag = env.FRONT_DOOR ?? (onDeploy ? "0" : "1");
+  if (doorFlag !== "0" && doorFlag !== "1") throw new Error(`FRONT_DOOR must be 0 or 1`);
+  const door: DoorLimits | undefined = doorFlag === "1"
+    ? {
+      ...DOOR_LIMITS,
+      // Behind a proxy every connection comes from the proxy: the cap is the proxy's job.
+      maxConnectionsPerIp: trust === "1" ? 0 : intVar(
+        env,
+        "MAX_HTTP_CONNECTIONS_PER_IP",
+        DOOR_LIMITS.maxConnectionsPerIp,
+        1,
+        100_000,
+      ),
+      headerTimeoutMs: intVar(env, "HEADER_TIMEOUT_MS", DOOR_LIMITS.headerTimeoutMs, 500, 120_000),
+      // A hello may carry a transfer ticket: the largest message there is.
+      maxMessageBytes: LIMITS.maxHelloBytes,
+    }
+    : undefined;
   return {
     host: env.HOST || "127.0.0.1",
     port: intVar(env, "PORT", 8000, 0, 65535),
     publicOrigin,
     allowedOrigins,
+    allowedHosts,
     trustProxy: trust === "1",
     logLevel: logLevel as Config["logLevel"],
     dev: args.includes("--dev") || env.DEV === "1",
     shutdownGraceMs: intVar(env, "SHUTDOWN_GRACE_MS", 3000, 0, 60000),
     linkSim: linkVar(env),
+    door,
     limits: {
       maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),
       maxConnectionsPerIp: intVar(
@@ -127,6 +163,20 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
         10000,
       ),
       hubCapacity: intVar(env, "HUB_CAPACITY", LIMITS.hubCapacity, 1, 10000),
+      connectBurstPerIp: intVar(
+        env,
+        "CONNECT_BURST_PER_IP",
+        LIMITS.connectBurstPerIp,
+        1,
+        1_000_000,
+      ),
+      connectsPerSecPerIp: intVar(
+        env,
+        "CONNECTS_PER_SEC_PER_IP",
+        LIMITS.connectsPerSecPerIp,
+        1,
+        1_000_000,
+      ),
     },
     // In a cluster an unnamed process gets a random name: a restart is a new process anyway.
     processId: processId ?? (cluster ? `p-${randomId(3)}` : "single"),

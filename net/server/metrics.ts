@@ -1,6 +1,6 @@
 /** Renders the server's counters as Prometheus text and a health summary. */
 import { ClusterNode } from "./cluster.ts";
-import { type GameServer, TICK_MS_BUCKETS } from "./server.ts";
+import { CLOSE_LABELS, type GameServer, REFUSAL_KINDS, TICK_MS_BUCKETS } from "./server.ts";
 
 /** Adds `process="…"` to a sample's labels: scrapes through a load balancer stay apart. */
 function withProcess(labels: string, process: string): string {
@@ -77,8 +77,14 @@ export function renderMetrics(server: GameServer): string {
   metric(
     "bh_connections_closed_total",
     "counter",
-    "Connections closed, by close code.",
-    Object.entries(c.closes).map(([k, v]) => [`{code="${k}"}`, v]),
+    'Connections closed, by close code (a fixed set; codes a client picks are "other").',
+    CLOSE_LABELS.map((k) => [`{code="${k}"}`, c.closes[k] ?? 0]),
+  );
+  metric(
+    "bh_connections_refused_total",
+    "counter",
+    "Connections refused before the upgrade, by reason.",
+    REFUSAL_KINDS.map((k) => [`{reason="${k}"}`, c.refusals[k]]),
   );
   metric(
     "bh_tick_recent_seconds",

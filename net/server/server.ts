@@ -1,9 +1,10 @@
 /**
- * The server runtime: connections, the hub, dungeons made on demand, transfers
- * between them, and one scheduler stepping every instance at 60 Hz. It knows
- * transports only through net/transport.ts and the clock only through Clock.
+ * The server runtime: admission, players (sessions), the hub, dungeons made on
+ * demand, transfers between them, and one scheduler stepping every instance at
+ * 60 Hz. It knows transports only through net/server/transport.ts and the clock
+ * only through Clock. Sockets are Connections (connection.ts); players are Sessions.
  */
-import { CONTENT, CONTENT_HASH, worldByKey } from "../../content/mod.ts";
+import { CONTENT, worldByKey } from "../../content/mod.ts";
 import {
   CREW_OFFER_MS,
   LIMITS,
@@ -12,28 +13,26 @@ import {
 } from "../../content/net_tuning.ts";
 import type { WorldDef } from "../../sim/mod.ts";
 import { type InputVerdict, Rng } from "../../sim/mod.ts";
-import {
-  CodecError,
-  decodeClientMessage,
-  encodeServerMessage,
-  MessageDecoder,
-  MessageEncoder,
-} from "../wire/codec.ts";
-import { Crews } from "./crews.ts";
-import { Instance, type Peer, type TransferOrder } from "./instance.ts";
+import { encodeServerMessage, MessageEncoder } from "../wire/codec.ts";
 import {
   Choice,
-  ClientKind,
-  type ClientMessage,
   CloseCode,
   EnterReason,
   PROTOCOL_VERSION,
   type ResultsMsg,
   ServerKind,
 } from "../wire/protocol.ts";
+import { AddressGate, addressKey } from "./admission.ts";
+import { Connection, errorText } from "./connection.ts";
+import { Crews } from "./crews.ts";
+import { Instance, type TransferOrder } from "./instance.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
+import { Session } from "./session.ts";
 import { TickWindow } from "./tick_window.ts";
 import type { Transport } from "./transport.ts";
+
+export { Connection } from "./connection.ts";
+export { checkName } from "./names.ts";
 
 /** Limits the server enforces per connection and in total. */
 export type ServerLimits = { -readonly [K in keyof typeof LIMITS]: number };
@@ -49,7 +48,10 @@ export interface ServerCounters {
   messagesIn: number;
   snapshotsSkipped: number;
   inputVerdicts: Record<InputVerdict, number>;
+  /** Closes by close code, from CLOSE_LABELS. */
   closes: Record<string, number>;
+  /** Connections refused before they became one, by why. */
+  refusals: Record<RefusalKind, number>;
   instancesCreated: number;
   instancesDestroyed: number;
   /** Instances closed because they threw, by kind. */
@@ -66,6 +68,60 @@ export interface ServerCounters {
   /** Portal entries that could not be placed (registry unreachable, no process with room). */
   portalRefusals: number;
 }
+
+/** Why a connection was refused before it became one. */
+export type RefusalKind =
+  | "host"
+  | "origin"
+  | "bad_upgrade"
+  | "draining"
+  | "full"
+  | "per_address"
+  | "rate";
+
+/** Every refusal kind, for metrics. */
+export const REFUSAL_KINDS: readonly RefusalKind[] = [
+  "host",
+  "origin",
+  "bad_upgrade",
+  "draining",
+  "full",
+  "per_address",
+  "rate",
+];
+
+/** A refused connection: why, the close code it maps to, and the HTTP status before an upgrade. */
+export interface Refusal {
+  readonly kind: RefusalKind;
+  readonly code: CloseCode;
+  readonly reason: string;
+  readonly status: 400 | 403 | 421 | 429 | 503;
+  readonly retryAfterMs?: number;
+}
+
+/**
+ * The close codes /metrics counts by name: the game's own, the usual WebSocket ones,
+ * and "error"; anything else a client picks is counted as "other", so a client cannot
+ * grow the metrics by closing with a new code each time.
+ */
+export const CLOSE_LABELS: readonly string[] = [
+  ...Object.values(CloseCode).map(String),
+  "1000",
+  "1001",
+  "1005",
+  "1006",
+  "error",
+  "other",
+];
+const KNOWN_CLOSES = new Set(CLOSE_LABELS);
+
+/** The label a close is counted under. */
+export function closeLabel(code: string): string {
+  return KNOWN_CLOSES.has(code) ? code : "other";
+}
+
+/** Ticks between two sweeps for idle players (and stale per-address entries). */
+const SWEEP_TICKS = 30;
 
 /** Upper bounds of the tick duration histogram, in ms. */
 export const TICK_MS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16];
@@ -110,241 +166,7 @@ export interface Placer {
   instanceGone(id: string): void;
 }
 
-const NAME_PATTERN = /^[\p{L}\p{N} _.\-]+$/u;
-
-/** A content hash as 8 hex digits. */
-function hex(hash: number): string {
-  return hash.toString(16).padStart(8, "0");
-}
-
-/** Validates a player name: trimmed, 1..max characters of letters, digits, space, _ . - */
-export function checkName(raw: string, maxLength: number): string | undefined {
-  const name = raw.trim().replace(/\s+/g, " ");
-  if (name.length < 1 || [...name].length > maxLength || !NAME_PATTERN.test(name)) return undefined;
-  return name;
-}
-
-/** A token bucket: `ratePerSec` sustained, `burst` at once. */
-class Budget {
-  #tokens: number;
-  #at: number;
-  constructor(readonly ratePerSec: number, readonly burst: number, nowMs: number) {
-    this.#tokens = burst;
-    this.#at = nowMs;
-  }
-  take(amount: number, nowMs: number): boolean {
-    this.#tokens = Math.min(
-      this.burst,
-      this.#tokens + ((nowMs - this.#at) / 1000) * this.ratePerSec,
-    );
-    this.#at = nowMs;
-    this.#tokens -= amount;
-    return this.#tokens >= 0;
-  }
-}
-
-/** One client from socket open to close. */
-export class Connection implements Peer {
-  readonly id: number;
-  readonly ip: string;
-  readonly #server: GameServer;
-  readonly #transport: Transport;
-  readonly #decoder = new MessageDecoder();
-  readonly #messages: Budget;
-  readonly #bytes: Budget;
-  #handshakeTimer: number | undefined;
-  state: "handshake" | "playing" | "closed" = "handshake";
-  playerId = 0;
-  name = "";
-  instance: Instance | undefined;
-  /** The hello's transfer ticket, if it came from another process. */
-  ticket: string | undefined;
-  /** The hub this player last stood in, to return to after a dungeon. */
-  homeHubId: string | undefined;
-  bytesIn = 0;
-  bytesOut = 0;
-
-  constructor(server: GameServer, opts: { id: number; ip: string; transport: Transport }) {
-    this.#server = server;
-    this.id = opts.id;
-    this.ip = opts.ip;
-    this.#transport = opts.transport;
-    const limits = server.limits;
-    const now = server.clock.now();
-    this.#messages = new Budget(
-      limits.maxMessagesPerSec,
-      limits.maxMessagesPerSec * limits.burstSeconds,
-      now,
-    );
-    this.#bytes = new Budget(
-      limits.maxBytesPerSec,
-      limits.maxBytesPerSec * limits.burstSeconds,
-      now,
-    );
-    this.#handshakeTimer = server.clock.setTimer(() => {
-      this.#handshakeTimer = undefined;
-      this.close(CloseCode.HandshakeTimeout, "no hello within the handshake timeout");
-    }, limits.handshakeTimeoutMs);
-  }
-
-  sendReliable(data: Uint8Array): void {
-    if (this.state === "closed") return;
-    this.bytesOut += data.byteLength;
-    this.#server.counters.bytesOut += data.byteLength;
-    this.#transport.sendReliable(data);
-  }
-
-  sendLatest(data: Uint8Array): boolean {
-    if (this.state === "closed") return false;
-    if (!this.#transport.sendLatest(data)) {
-      this.#server.counters.snapshotsSkipped++;
-      return false;
-    }
-    this.bytesOut += data.byteLength;
-    this.#server.counters.bytesOut += data.byteLength;
-    return true;
-  }
-
-  /** Handles one incoming frame. Never throws: bad input closes this connection only. */
-  receive(data: Uint8Array | string): void {
-    if (this.state === "closed") return;
-    const server = this.#server;
-    const size = typeof data === "string" ? data.length : data.byteLength;
-    this.bytesIn += size;
-    server.counters.bytesIn += size;
-    server.counters.messagesIn++;
-    const now = server.clock.now();
-    if (!this.#messages.take(1, now) || !this.#bytes.take(size, now)) {
-      this.close(CloseCode.RateLimited, "sending too fast");
-      return;
-    }
-    if (typeof data === "string") {
-      this.close(CloseCode.BadMessage, "text frames are not accepted");
-      return;
-    }
-    // A hello may carry a transfer ticket; every later frame is small.
-    const cap = this.state === "handshake"
-      ? server.limits.maxHelloBytes
-      : server.limits.maxClientFrameBytes;
-    if (size > cap) {
-      this.close(CloseCode.FrameTooLarge, `frame of ${size} bytes exceeds ${cap}`);
-      return;
-    }
-    let msg: ClientMessage;
-    try {
-      msg = decodeClientMessage(this.#decoder, data);
-    } catch (err) {
-      const reason = err instanceof CodecError ? err.message : "malformed message";
-      this.close(CloseCode.BadMessage, reason);
-      return;
-    }
-    try {
-      this.#handle(msg);
-    } catch (err) {
-      // A bug must not take the process down; this client alone pays for it.
-      server.log("handler_error", { conn: this.id, error: errorText(err) });
-      this.close(CloseCode.ServerError, "the server could not handle a message");
-    }
-  }
-
-  #handle(msg: ClientMessage): void {
-    const server = this.#server;
-    if (this.state === "handshake") {
-      if (msg.kind !== ClientKind.Hello) {
-        this.close(CloseCode.BadMessage, "expected hello first");
-        return;
-      }
-      if (msg.version !== PROTOCOL_VERSION) {
-        this.close(
-          CloseCode.VersionMismatch,
-          `protocol version ${msg.version} is not supported; this server speaks ${PROTOCOL_VERSION} — reload the page`,
-        );
-        return;
-      }
-      if (msg.content !== CONTENT_HASH) {
-        // Worlds, bosses and kinds travel as ids: other content would misread every one.
-        this.close(
-          CloseCode.VersionMismatch,
-          `content ${hex(msg.content)} is not this server's ${hex(CONTENT_HASH)} — reload the page`,
-        );
-        return;
-      }
-      const name = checkName(msg.name, server.limits.maxNameLength);
-      if (name === undefined) {
-        this.close(
-          CloseCode.BadName,
-          `name must be 1–${server.limits.maxNameLength} letters, digits, spaces, _ . -`,
-        );
-        return;
-      }
-      this.#clearHandshakeTimer();
-      this.name = name;
-      this.ticket = msg.ticket;
-      server.admit(this);
-      return;
-    }
-    switch (msg.kind) {
-      case ClientKind.Hello:
-        this.close(CloseCode.BadMessage, "duplicate hello");
-        return;
-      case ClientKind.Input: {
-        const instance = this.instance;
-        if (!instance) return;
-        for (const frame of msg.frames) {
-          server.counters.inputVerdicts[instance.offerInput(this.playerId, frame)]++;
-        }
-        return;
-      }
-      case ClientKind.Ping:
-        this.sendReliable(encodeServerMessage(server.encoder, {
-          kind: ServerKind.Pong,
-          clientTimeMs: msg.clientTimeMs,
-          tick: this.instance?.world.tick ?? 0,
-        }));
-        return;
-      case ClientKind.Choice:
-        server.choose(this, msg.choice);
-        return;
-    }
-  }
-
-  #clearHandshakeTimer(): void {
-    if (this.#handshakeTimer !== undefined) this.#server.clock.clearTimer(this.#handshakeTimer);
-    this.#handshakeTimer = undefined;
-  }
-
-  /**
-   * Says why in a Reject message, closes the socket with the same code and reason, and
-   * forgets the player. Idempotent. The Reject matters: Deno drops a server socket that
-   * receives data after close(), losing the close frame (a flooding client never sees
-   * it), but what was sent before the close still arrives.
-   */
-  close(code: number, reason: string): void {
-    if (this.state === "closed") return;
-    this.sendReliable(
-      encodeServerMessage(this.#server.encoder, { kind: ServerKind.Reject, code, reason }),
-    );
-    this.#transport.close(code, reason);
-    this.closed(String(code), reason);
-  }
-
-  /** Ends the connection after a Transfer: no Reject, the client is on its way elsewhere. */
-  endAfterTransfer(): void {
-    if (this.state === "closed") return;
-    this.#transport.close(CloseCode.Transferred, "continued on another process");
-    this.closed(String(CloseCode.Transferred), "transferred");
-  }
-
-  /** The socket is gone (closed by us or by the peer): release everything. */
-  closed(code = "peer", reason = "closed by client"): void {
-    if (this.state === "closed") return;
-    this.state = "closed";
-    this.#clearHandshakeTimer();
-    this.#server.forget(this, code, reason);
-  }
-}
-
-/** The whole game server: hub, dungeons, connections and the tick loop. */
+/** The whole game server: hub, dungeons, players, connections and the tick loop. */
 export class GameServer {
   readonly clock: Clock;
   readonly limits: ServerLimits;
@@ -355,8 +177,11 @@ export class GameServer {
   readonly scheduler: FixedStepScheduler;
   readonly #rng: Rng;
   readonly #log: Logger;
-  readonly #players = new Map<number, Connection>();
-  readonly #perIp = new Map<string, number>();
+  /** Every player, by id. */
+  readonly #sessions = new Map<number, Session>();
+  /** Every player, by the key of its name: no two may read the same. */
+  readonly #names = new Map<string, Session>();
+  readonly #gate: AddressGate;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
   #hub: Instance;
@@ -380,6 +205,11 @@ export class GameServer {
     this.#worldDef = opts.worldDef;
     this.instancePrefix = opts.instancePrefix ?? "";
     this.processId = opts.processId ?? "single";
+    this.#gate = new AddressGate({
+      maxOpen: this.limits.maxConnectionsPerIp,
+      connectBurst: this.limits.connectBurstPerIp,
+      connectsPerSec: this.limits.connectsPerSecPerIp,
+    });
     this.counters = {
       connectionsOpened: 0,
       bytesIn: 0,
@@ -388,6 +218,10 @@ export class GameServer {
       snapshotsSkipped: 0,
       inputVerdicts: { queued: 0, replay: 0, stale: 0, future: 0, flood: 0, invalid: 0 },
       closes: {},
+      refusals: Object.fromEntries(REFUSAL_KINDS.map((k) => [k, 0])) as Record<
+        RefusalKind,
+        number
+      >,
       instancesCreated: 0,
       instancesDestroyed: 0,
       instancesFailed: { hub: 0, dungeon: 0 },
@@ -425,6 +259,7 @@ export class GameServer {
   shutdown(reason: string): void {
     this.#accepting = false;
     for (const c of [...this.connections]) c.close(CloseCode.ServerRestarting, reason);
+    for (const s of [...this.#sessions.values()]) this.#endSession(s, "shutdown");
     this.scheduler.stop();
   }
 
@@ -432,37 +267,72 @@ export class GameServer {
     return this.#accepting;
   }
 
-  /** Number of connections from `ip`. */
+  /** Open connections from `ip`'s address (its /64 for IPv6). */
   connectionsFrom(ip: string): number {
-    return this.#perIp.get(ip) ?? 0;
+    return this.#gate.openFrom(addressKey(ip));
   }
 
   /**
-   * Why a new connection from `ip` would be refused, or undefined to accept.
-   * Checked before the upgrade and again on open.
+   * Why a new game connection from `ip` would be refused now, or undefined to accept.
+   * With `attempt`, this is a real connection attempt: it spends one of the address's
+   * connects per second whatever the answer. Without, it only looks (the page asks why
+   * its socket failed).
    */
-  refusal(ip: string): { code: CloseCode; reason: string } | undefined {
-    if (!this.#accepting) return { code: CloseCode.ServerRestarting, reason: "server restarting" };
-    if (this.connections.size >= this.limits.maxConnections) {
-      return { code: CloseCode.ServerFull, reason: "server full, try again shortly" };
+  admission(ip: string, opts: { attempt: boolean }): Refusal | undefined {
+    if (!this.#accepting) {
+      return {
+        kind: "draining",
+        code: CloseCode.ServerRestarting,
+        reason: "server restarting",
+        status: 503,
+        retryAfterMs: 5000,
+      };
     }
-    if (this.connectionsFrom(ip) >= this.limits.maxConnectionsPerIp) {
-      return { code: CloseCode.TooManyFromIp, reason: "too many connections from your address" };
+    const byAddress = this.#gate.check(addressKey(ip), {
+      nowMs: this.clock.now(),
+      attempt: opts.attempt,
+    });
+    if (byAddress) {
+      return {
+        ...byAddress,
+        code: CloseCode.TooManyFromIp,
+        status: 429,
+        retryAfterMs: byAddress.kind === "rate" ? byAddress.retryAfterMs : 5000,
+      };
+    }
+    if (this.connections.size >= this.limits.maxConnections) {
+      return {
+        kind: "full",
+        code: CloseCode.ServerFull,
+        reason: "server full, try again shortly",
+        status: 503,
+        retryAfterMs: 5000,
+      };
     }
     return undefined;
   }
 
-  /** Registers an open socket; the returned connection receives its frames. */
-  open(transport: Transport, ip: string): Connection {
-    const conn = new Connection(this, { id: this.#nextConnId++, ip, transport });
-    const refused = this.refusal(ip);
+  /** Counts a connection refused before it became one. */
+  countRefusal(kind: RefusalKind): void {
+    this.counters.refusals[kind]++;
+  }
+
+  /**
+   * Registers a socket; the returned connection receives its frames. The app checks
+   * admission before the upgrade and passes `admitted`; without it (tests, tools) the
+   * check happens here and a refused socket gets a Reject and the refusal's close code.
+   */
+  open(transport: Transport, ip: string, opts: { admitted?: boolean } = {}): Connection {
+    const key = addressKey(ip);
+    const conn = new Connection(this, { id: this.#nextConnId++, ip, addressKey: key, transport });
+    const refused = opts.admitted ? undefined : this.admission(ip, { attempt: true });
     this.connections.add(conn);
-    this.#perIp.set(ip, this.connectionsFrom(ip) + 1);
+    this.#gate.opened(key, this.clock.now());
     if (refused) {
+      this.countRefusal(refused.kind);
       conn.close(refused.code, refused.reason);
       return conn;
     }
-    // Counted only once accepted: a refusal is counted under its close code instead.
     this.counters.connectionsOpened++;
     this.log("connect", { conn: conn.id, ip });
     return conn;
@@ -478,44 +348,87 @@ export class GameServer {
       conn.close(CloseCode.BadTicket, "this server takes no transfer tickets: connect without one");
       return;
     }
-    this.welcome(conn);
-    this.#moveTo(conn, this.hubFor(conn), EnterReason.Join);
+    const session = this.welcome(conn);
+    if (session) this.#moveTo(session, this.#hubFor(session), EnterReason.Join);
   }
 
-  /** Gives an admitted connection its player id and says so. */
-  welcome(conn: Connection): void {
-    conn.playerId = this.#nextPlayerId;
-    this.#nextPlayerId = this.#nextPlayerId >= 0xffff ? 1 : this.#nextPlayerId + 1;
+  /**
+   * Makes an admitted connection a player: a name no one else's reads like, a player id
+   * nobody holds, and a Welcome saying so. Closes the connection (and returns undefined)
+   * when either is not to be had.
+   */
+  welcome(conn: Connection): Session | undefined {
+    const hello = conn.hello;
+    if (!hello || conn.state !== "handshake") return undefined;
+    if (this.#names.has(hello.nameKey)) {
+      conn.close(CloseCode.BadName, `"${hello.name}" is taken right now: pick another name`);
+      return undefined;
+    }
+    const playerId = this.#freePlayerId();
+    if (playerId === undefined) {
+      conn.close(CloseCode.ServerFull, "server full, try again shortly");
+      return undefined;
+    }
+    const session = new Session({ playerId, name: hello.name, nameKey: hello.nameKey });
+    this.#sessions.set(playerId, session);
+    this.#names.set(hello.nameKey, session);
+    session.conn = conn;
+    conn.session = session;
     conn.state = "playing";
-    this.#players.set(conn.playerId, conn);
     conn.sendReliable(encodeServerMessage(this.encoder, {
       kind: ServerKind.Welcome,
       version: PROTOCOL_VERSION,
-      playerId: conn.playerId,
+      playerId,
     }));
-    this.log("hello", { conn: conn.id, player: conn.playerId, name: conn.name });
+    this.log("hello", { conn: conn.id, player: playerId, name: session.name });
+    return session;
   }
 
-  /** Drops every trace of a closed connection. */
-  forget(conn: Connection, code: string, reason: string): void {
-    if (!this.connections.delete(conn)) return;
-    const left = this.connectionsFrom(conn.ip) - 1;
-    if (left > 0) this.#perIp.set(conn.ip, left);
-    else this.#perIp.delete(conn.ip);
-    this.countClose(code);
-    if (conn.playerId !== 0) {
-      this.#players.delete(conn.playerId);
-      this.crews.forget(conn.playerId);
+  /** The next player id not held by anyone, 1–maxPlayerId (ids are u16 on the wire). */
+  #freePlayerId(): number | undefined {
+    const max = this.limits.maxPlayerId;
+    for (let n = 0; n < max; n++) {
+      const id = this.#nextPlayerId > max ? 1 : this.#nextPlayerId;
+      this.#nextPlayerId = id >= max ? 1 : id + 1;
+      if (!this.#sessions.has(id)) return id;
     }
-    const instance = conn.instance;
-    conn.instance = undefined;
-    if (instance) this.#leave(instance, conn.playerId);
-    this.log("disconnect", { conn: conn.id, player: conn.playerId, code, reason });
+    return undefined;
   }
 
-  /** Counts a closed or refused connection under its close code. */
+  /** A connection is gone: count it, and release its player. */
+  forget(conn: Connection, opts: { code: string; reason: string }): void {
+    if (!this.connections.delete(conn)) return;
+    this.#gate.closed(conn.addressKey, this.clock.now());
+    this.countClose(opts.code);
+    this.log("disconnect", {
+      conn: conn.id,
+      player: conn.playerId,
+      code: opts.code,
+      reason: opts.reason,
+    });
+    const session = conn.session;
+    if (session && session.conn === conn) {
+      session.conn = undefined;
+      this.#endSession(session, "disconnect");
+    }
+  }
+
+  /** A player is gone for good: out of its instance, its id and name free again. */
+  #endSession(session: Session, why: string): void {
+    if (this.#sessions.get(session.playerId) !== session) return;
+    this.#sessions.delete(session.playerId);
+    this.#names.delete(session.nameKey);
+    this.crews.forget(session.playerId);
+    const instance = session.instance;
+    session.instance = undefined;
+    if (instance) this.#leave(instance, session.playerId);
+    this.log("session_end", { player: session.playerId, why });
+  }
+
+  /** Counts a closed connection under its close code (unknown codes as "other"). */
   countClose(code: string): void {
-    this.counters.closes[code] = (this.counters.closes[code] ?? 0) + 1;
+    const label = closeLabel(code);
+    this.counters.closes[label] = (this.counters.closes[label] ?? 0) + 1;
   }
 
   /**
@@ -536,16 +449,16 @@ export class GameServer {
         continue;
       }
       // Who enters one portal of one instance in one tick goes to one dungeon together.
-      const parties = new Map<string, Connection[]>();
+      const parties = new Map<string, Session[]>();
       for (const order of orders) {
-        const conn = this.#players.get(order.playerId);
-        if (!conn || conn.instance !== instance) continue;
+        const session = this.#sessions.get(order.playerId);
+        if (!session || session.instance !== instance) continue;
         if (order.to === "hub") {
-          this.#toHub(conn, order.reason);
+          this.#toHub(session, order.reason);
           continue;
         }
         const world = CONTENT.worlds[instance.worldId].portals[order.portal].to;
-        parties.set(world, [...parties.get(world) ?? [], conn]);
+        parties.set(world, [...parties.get(world) ?? [], session]);
       }
       for (const [world, party] of parties) {
         for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
@@ -556,6 +469,7 @@ export class GameServer {
       if (results) this.#offerResults(instance, results);
     }
     this.crews.prune(started);
+    if (this.scheduler.stats.ticks % SWEEP_TICKS === 0) this.#sweep(started);
     const ms = this.clock.now() - started;
     const c = this.counters;
     c.tickMsSum += ms;
@@ -567,24 +481,36 @@ export class GameServer {
     }
   }
 
-  #toDungeon(party: readonly Connection[], opts: { from: Instance; world: string }): void {
-    if (this.placer) {
+  /** Closes players gone silent, and forgets addresses with nothing left to limit. */
+  #sweep(nowMs: number): void {
+    const idleMs = this.limits.idleTimeoutMs;
+    for (const conn of [...this.connections]) {
+      if (conn.state === "playing" && nowMs - conn.lastMessageAtMs > idleMs) {
+        conn.close(CloseCode.IdleTimeout, `nothing received for ${Math.round(idleMs / 1000)} s`);
+      }
+    }
+    this.#gate.prune(nowMs);
+  }
+
+  #toDungeon(party: readonly Session[], opts: { from: Instance; world: string }): void {
+    const conns = party.flatMap((s) => s.conn ? [s.conn] : []);
+    if (this.placer && conns.length === party.length) {
       // They wait in the portal (their ships frozen) until the placement comes back.
-      this.placer.toDungeon(party, opts);
+      this.placer.toDungeon(conns, opts);
       return;
     }
     const target = this.#dungeonWithRoom(opts.world, party.length);
-    for (const conn of party) this.#move(conn, target, EnterReason.Portal);
+    for (const session of party) this.#move(session, target, EnterReason.Portal);
   }
 
   /** Takes a player out of their instance and sends them to a hub. */
-  #toHub(conn: Connection, reason: EnterReason): void {
-    if (!this.placer) {
-      this.#move(conn, this.hubFor(conn), reason);
+  #toHub(session: Session, reason: EnterReason): void {
+    if (!this.placer || !session.conn) {
+      this.#move(session, this.#hubFor(session), reason);
       return;
     }
-    this.leave(conn);
-    this.placer.toHub(conn, reason);
+    this.#takeOut(session);
+    this.placer.toHub(session.conn, reason);
   }
 
   /**
@@ -592,7 +518,13 @@ export class GameServer {
    * fullest with room (so a crowd meets), else a new shard.
    */
   hubFor(conn: Connection): Instance {
-    const home = conn.homeHubId === undefined ? undefined : this.instances.get(conn.homeHubId);
+    return conn.session ? this.#hubFor(conn.session) : this.#hub;
+  }
+
+  #hubFor(session: Session): Instance {
+    const home = session.homeHubId === undefined
+      ? undefined
+      : this.instances.get(session.homeHubId);
     if (home && home.kind === "hub" && home.size < this.limits.hubCapacity) return home;
     let best: Instance | undefined;
     for (const i of this.instances.values()) {
@@ -609,14 +541,18 @@ export class GameServer {
 
   /** Moves a player from wherever they are into `target` (of this process). */
   move(conn: Connection, target: Instance, reason: EnterReason): void {
-    this.#move(conn, target, reason);
+    if (conn.session) this.#move(conn.session, target, reason);
   }
 
   /** Takes a player out of their instance, if any (their connection stays). */
   leave(conn: Connection): void {
-    const from = conn.instance;
-    conn.instance = undefined;
-    if (from) this.#leave(from, conn.playerId);
+    if (conn.session) this.#takeOut(conn.session);
+  }
+
+  #takeOut(session: Session): void {
+    const from = session.instance;
+    session.instance = undefined;
+    if (from) this.#leave(from, session.playerId);
   }
 
   /**
@@ -624,6 +560,7 @@ export class GameServer {
    * socket closes (4011) once that has gone out. The client reconnects there.
    */
   handOff(conn: Connection, to: { url: string; ticket: string; reason: EnterReason }): void {
+    const session = conn.session;
     this.log("transfer", {
       player: conn.playerId,
       from: conn.instance?.id,
@@ -639,16 +576,19 @@ export class GameServer {
     }));
     this.counters.transfersOut++;
     conn.endAfterTransfer();
+    // The player lives on in the other process: nothing of it stays here.
+    if (session) this.#endSession(session, "transferred");
   }
 
   /** The portal could not place a player: back to a spawn point of their hub, told why. */
   refusePortal(conn: Connection, reason: string): void {
-    const hub = conn.instance;
-    if (!hub || conn.state !== "playing") return;
-    conn.instance = undefined;
+    const session = conn.session;
+    const hub = session?.instance;
+    if (!session || !hub || conn.state !== "playing") return;
+    session.instance = undefined;
     this.#leave(hub, conn.playerId);
-    const back = this.instances.get(hub.id) ?? this.hubFor(conn);
-    this.#moveTo(conn, back, EnterReason.Join);
+    const back = this.instances.get(hub.id) ?? this.#hubFor(session);
+    this.#moveTo(session, back, EnterReason.Join);
     if (back.has(conn.playerId)) {
       back.announce({ type: "portalRefused", playerId: conn.playerId, reason });
     }
@@ -664,10 +604,10 @@ export class GameServer {
     const bytes = encodeServerMessage(this.encoder, results);
     const crew: number[] = [];
     for (const row of results.rows) {
-      const conn = this.#players.get(row.id);
-      if (!conn || (conn.instance !== from && conn.instance?.kind !== "hub")) continue;
+      const session = this.#sessions.get(row.id);
+      if (!session || (session.instance !== from && session.instance?.kind !== "hub")) continue;
       crew.push(row.id);
-      conn.sendReliable(bytes);
+      session.sendReliable(bytes);
     }
     this.crews.offer(from.id, { members: crew, world: from.worldKey, nowMs: this.clock.now() });
     this.log("run_end", { instance: from.id, outcome: results.outcome, crew: crew.length });
@@ -678,13 +618,13 @@ export class GameServer {
    * by the first to answer, reserved for the crew); "hub" leaves the finished one. An
    * answer without an open offer (a double click, a lapsed offer) changes nothing.
    */
-  choose(conn: Connection, choice: Choice): void {
-    const from = conn.instance;
-    const crewId = this.crews.take(conn.playerId, this.clock.now());
+  choose(session: Session, choice: Choice): void {
+    const from = session.instance;
+    const crewId = this.crews.take(session.playerId, this.clock.now());
     if (!from || crewId === undefined) return;
     if (from.kind !== "hub" && from.id !== crewId) return; // already fighting elsewhere
     if (choice === Choice.Hub) {
-      if (from.kind !== "hub") this.#toHub(conn, EnterReason.Return);
+      if (from.kind !== "hub") this.#toHub(session, EnterReason.Return);
       return;
     }
     const nextId = this.crews.next(crewId);
@@ -696,16 +636,16 @@ export class GameServer {
       target.reservedFor = crewId;
       this.crews.setNext(crewId, target.id);
     }
-    this.#move(conn, target, EnterReason.Retry);
+    this.#move(session, target, EnterReason.Retry);
   }
 
   /** Moves a player from wherever it is to `target`. */
-  #move(conn: Connection, target: Instance, reason: EnterReason): void {
-    const from = conn.instance;
-    this.log("transfer", { player: conn.playerId, from: from?.id, to: target.id, reason });
-    conn.instance = undefined;
-    if (from) this.#leave(from, conn.playerId);
-    this.#moveTo(conn, target, reason);
+  #move(session: Session, target: Instance, reason: EnterReason): void {
+    const from = session.instance;
+    this.log("transfer", { player: session.playerId, from: from?.id, to: target.id, reason });
+    session.instance = undefined;
+    if (from) this.#leave(from, session.playerId);
+    this.#moveTo(session, target, reason);
   }
 
   /** Takes a player out of an instance, closing the instance if that throws or empties it. */
@@ -724,18 +664,19 @@ export class GameServer {
    * goes to the hub instead (a fresh one if the hub itself failed); a player no hub
    * can take is closed with ServerError.
    */
-  #moveTo(conn: Connection, target: Instance, reason: EnterReason, attempt = 0): void {
+  #moveTo(session: Session, target: Instance, reason: EnterReason, attempt = 0): void {
     try {
-      target.join(conn, reason);
-      conn.instance = target;
-      if (target.kind === "hub") conn.homeHubId = target.id;
+      target.join(session, reason);
+      session.instance = target;
+      if (target.kind === "hub") session.homeHubId = target.id;
     } catch (err) {
       this.#fail(target, { during: "join", err });
       if (attempt >= 1) {
-        conn.close(CloseCode.ServerError, "the server could not place you in a world");
+        session.conn?.close(CloseCode.ServerError, "the server could not place you in a world");
+        this.#endSession(session, "unplaceable");
         return;
       }
-      this.#moveTo(conn, this.#hub, EnterReason.Evacuated, attempt + 1);
+      this.#moveTo(session, this.#hub, EnterReason.Evacuated, attempt + 1);
     }
   }
 
@@ -758,10 +699,10 @@ export class GameServer {
     if (instance === this.#hub) this.#hub = this.#createInstance(CONTENT.home);
     this.placer?.instanceGone(instance.id);
     for (const peer of instance.peers) {
-      const conn = this.#players.get(peer.playerId);
-      if (!conn || conn.instance !== instance) continue;
-      conn.instance = undefined;
-      this.#moveTo(conn, this.#hub, EnterReason.Evacuated);
+      const session = this.#sessions.get(peer.playerId);
+      if (!session || session.instance !== instance) continue;
+      session.instance = undefined;
+      this.#moveTo(session, this.#hub, EnterReason.Evacuated);
     }
   }
 
@@ -811,18 +752,18 @@ export class GameServer {
     this.placer?.instanceGone(instance.id);
   }
 
-  /** Players inside instances. */
+  /** Players (past the handshake), connected or not. */
   get playerCount(): number {
-    return this.#players.size;
+    return this.#sessions.size;
+  }
+
+  /** Addresses the admission gate remembers (bounded by the active ones). */
+  get addressesTracked(): number {
+    return this.#gate.size;
   }
 
   /** Seconds since the last tick ran, for the health check. */
   tickAgeMs(): number {
     return this.counters.lastTickAtMs === 0 ? 0 : this.clock.now() - this.counters.lastTickAtMs;
   }
-}
-
-/** An error's stack (or text) for a log line. */
-function errorText(err: unknown): string {
-  return err instanceof Error ? (err.stack ?? `${err.name}: ${err.message}`) : String(err);
 }

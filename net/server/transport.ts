@@ -18,6 +18,8 @@ export interface Transport {
   sendLatest(data: Uint8Array): boolean;
   /** Closes with an application close code and a human-readable reason. */
   close(code: number, reason: string): void;
+  /** Bytes handed to this transport that have not left yet (a client not reading grows it). */
+  readonly bufferedBytes: number;
 }
 
 /** The WebSocket close reason is limited to 123 bytes of UTF-8. */
@@ -54,6 +56,10 @@ export class WebSocketTransport implements Transport {
     this.#turnBytes += bytes;
   }
 
+  get bufferedBytes(): number {
+    return this.#ws.bufferedAmount;
+  }
+
   sendReliable(data: Uint8Array): void {
     if (this.#ws.readyState !== OPEN) return;
     this.#ws.send(data);
@@ -79,8 +85,14 @@ export class WebSocketTransport implements Transport {
     const text = clampReason(reason);
     const attempt = (waitedMs: number) => {
       if (this.#ws.readyState > OPEN) return;
-      if (this.#ws.bufferedAmount === 0 || waitedMs >= DRAIN_WAIT_MS) this.#ws.close(code, text);
-      else setTimeout(() => attempt(waitedMs + DRAIN_POLL_MS), waitedMs === 0 ? 0 : DRAIN_POLL_MS);
+      if (this.#ws.bufferedAmount === 0 || waitedMs >= DRAIN_WAIT_MS) {
+        try {
+          this.#ws.close(code, text);
+        } catch {
+          // Not open yet (an upgrade the client never completed): nothing to tell it.
+        }
+      } else {setTimeout(() =>
+          attempt(waitedMs + DRAIN_POLL_MS), waitedMs === 0 ? 0 : DRAIN_POLL_MS);}
     };
     attempt(0);
   }
@@ -100,18 +112,32 @@ export class LinkTransport implements Transport {
   /** The transport the path delivers to. */
   readonly inner: Transport;
   readonly #pipe: LinkPipe<() => void>;
+  #inFlight = 0;
 
   constructor(inner: Transport, opts: { path: LinkPath; clock: LinkClock }) {
     this.inner = inner;
     this.#pipe = new LinkPipe<() => void>(opts.path, { clock: opts.clock, deliver: (f) => f() });
   }
 
+  /** Bytes still on the simulated path, plus what the inner transport holds. */
+  get bufferedBytes(): number {
+    return this.#inFlight + this.inner.bufferedBytes;
+  }
+
   sendReliable(data: Uint8Array): void {
-    this.#pipe.send(() => this.inner.sendReliable(data));
+    this.#inFlight += data.byteLength;
+    this.#pipe.send(() => {
+      this.#inFlight -= data.byteLength;
+      this.inner.sendReliable(data);
+    });
   }
 
   sendLatest(data: Uint8Array): boolean {
-    this.#pipe.send(() => this.inner.sendLatest(data));
+    this.#inFlight += data.byteLength;
+    this.#pipe.send(() => {
+      this.#inFlight -= data.byteLength;
+      this.inner.sendLatest(data);
+    });
     return true;
   }
 
@@ -122,5 +148,6 @@ export class LinkTransport implements Transport {
   /** The socket is gone: drop what is still in flight. */
   discard(): void {
     this.#pipe.clear();
+    this.#inFlight = 0;
   }
 }

@@ -132,6 +132,10 @@ export const CloseCode = {
   Transferred: 4011,
   /** A hello's transfer ticket is forged, expired, used or meant for another process. */
   BadTicket: 4012,
+  /** A player who said hello and then sent nothing for the idle timeout. */
+  IdleTimeout: 4013,
+  /** Too many bytes queued for a client that is not reading. */
+  Backlogged: 4014,
 } as const;
 export type CloseCode = (typeof CloseCode)[keyof typeof CloseCode];
 

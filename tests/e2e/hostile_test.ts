@@ -60,7 +60,12 @@ const CLOSING = ["garbage", "truncated", "wrongTypes", "hugeNumbers", "nanInfini
 type ClosingCategory = (typeof CLOSING)[number];
 
 /** Phase 1's budgets: high enough that no hostile kind but a flood can reach them. */
-const GENEROUS_RATES = { maxMessagesPerSec: 1_000_000, maxBytesPerSec: 100_000_000 };
+const GENEROUS_RATES = {
+  maxMessagesPerSec: 1_000_000,
+  maxBytesPerSec: 100_000_000,
+  // Thousands of sockets from 127.0.0.1, one after another: past any one address's budget.
+  connectBurstPerIp: 1_000_000,
+};
 
 /** Shortest window over which the honest client's rates are measured. */
 const MIN_WINDOW_MS = 2000;

@@ -8,12 +8,15 @@ import { LinkRelay, linkSpec, parseLinkSpec } from "../../net/link/mod.ts";
 import { ServerKind } from "../../net/wire/protocol.ts";
 import { LiveServer, LiveSocket } from "../net/_harness.ts";
 
-/** Hello → Welcome round trip, in ms. */
-async function handshakeMs(url: string): Promise<{ ms: number; socket: LiveSocket }> {
+/** Hello → Welcome round trip, in ms. Names in use at once must differ. */
+async function handshakeMs(
+  url: string,
+  name = "Relay",
+): Promise<{ ms: number; socket: LiveSocket }> {
   const socket = new LiveSocket(url);
   await socket.opened;
   const t0 = performance.now();
-  socket.hello("Relay");
+  socket.hello(name);
   await socket.first(ServerKind.Welcome);
   return { ms: performance.now() - t0, socket };
 }
@@ -26,7 +29,7 @@ Deno.test("the relay delays both directions: a hello's answer takes the round tr
   await using live = new LiveServer();
   await using relay = LinkRelay.start({ target: target(live), spec: linkSpec({ delayMs: 100 }) });
   const direct = await handshakeMs(live.url);
-  const relayed = await handshakeMs(relay.url("ws", "/ws"));
+  const relayed = await handshakeMs(relay.url("ws", "/ws"), "Relayed");
   console.log(
     `hello→welcome: direct ${direct.ms.toFixed(1)} ms, relayed ${relayed.ms.toFixed(1)} ms`,
   );

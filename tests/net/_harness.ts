@@ -65,6 +65,8 @@ export class FakeTransport implements Transport {
   closedWith: { code: number; reason: string } | undefined;
   /** Set to false to act like a backed-up socket: `sendLatest` then refuses. */
   acceptLatest = true;
+  /** What the transport reports as not yet sent (a test sets it to play a client not reading). */
+  bufferedBytes = 0;
   readonly #forward: ((data: Uint8Array) => void) | undefined;
   readonly #onClose: ((code: number, reason: string) => void) | undefined;
   readonly #decoder = new MessageDecoder();

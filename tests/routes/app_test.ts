@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { loadConfig } from "../../net/server/config.ts";
 import { CloseCode } from "../../net/wire/protocol.ts";
 import { type Clock, ManualClock } from "../../net/server/scheduler.ts";
-import { GameServer } from "../../net/server/server.ts";
-import { createApp, originAllowed } from "../../routes/app.ts";
+import { GameServer, type ServerOptions } from "../../net/server/server.ts";
+import { createApp, hostAllowed, originAllowed } from "../../routes/app.ts";
 import { RawClient } from "../net/_harness.ts";
 
 const CLIENT_JS = "console.log('client');";
@@ -17,13 +17,21 @@ const CLIENT_JS = "console.log('client');";
 const SERVE_INFO = { remoteAddr: { hostname: "10.0.0.9", port: 50000, transport: "tcp" } };
 
 /** A game server on a ManualClock, its loop started, behind the app. */
-function setup(opts: { allowedOrigins?: readonly string[] } = {}) {
+function setup(
+  opts: {
+    allowedOrigins?: readonly string[];
+    allowedHosts?: readonly string[];
+    limits?: ServerOptions["limits"];
+    log?: ServerOptions["log"];
+  } = {},
+) {
   const clock = new ManualClock();
-  const server = new GameServer({ clock, seed: 1 });
+  const server = new GameServer({ clock, seed: 1, limits: opts.limits, log: opts.log });
   server.start();
   const app = createApp(server, {
     clientJs: () => Promise.resolve(CLIENT_JS),
     allowedOrigins: opts.allowedOrigins,
+    allowedHosts: opts.allowedHosts,
   });
   return { clock, server, app };
 }
@@ -251,13 +259,13 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 22, `README lists ${[...documented.keys()].join(", ")}`);
+  assert.equal(documented.size, 23, `README lists ${[...documented.keys()].join(", ")}`);
   const { clock, server, app } = setup();
   const player = new RawClient(server, "10.0.0.1");
   player.hello("Counted");
   const offender = new RawClient(server, "10.0.0.2");
   offender.send(new Uint8Array([0xff]));
-  await app.request("/ws", { headers: { origin: "https://evil.example", host: "game.example" } });
+  await app.request("/ws", { headers: { origin: "https://evil.example", host: "127.0.0.1" } });
   clock.advance(1000);
 
   const families = await metricsOf(app);
@@ -280,7 +288,12 @@ Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prome
   assert.equal(valueOf(families, "bh_instances_created_total"), 1, "the hub");
   assert.equal(valueOf(families, "bh_instances_destroyed_total"), 0);
   assert.equal(valueOf(families, "bh_connections_closed_total", { code: "4000" }), 1);
-  assert.equal(valueOf(families, "bh_connections_closed_total", { code: "4007" }), 1);
+  assert.equal(valueOf(families, "bh_connections_closed_total", { code: "4007" }), 0);
+  assert.equal(valueOf(families, "bh_connections_refused_total", { reason: "origin" }), 1);
+  for (const reason of ["host", "bad_upgrade", "draining", "full", "per_address", "rate"]) {
+    assert.equal(valueOf(families, "bh_connections_refused_total", { reason }), 0, reason);
+  }
+  assert.equal(valueOf(families, "bh_connections_closed_total", { code: "other" }), 0);
   assert.ok(valueOf(families, "bh_bytes_in_total") > 0);
   assert.ok(valueOf(families, "bh_bytes_out_total") > 0);
   assert.equal(valueOf(families, "bh_snapshots_skipped_total"), 0);
@@ -344,24 +357,24 @@ function wsHeaders(origin: string | undefined, host: string): Record<string, str
   };
 }
 
-Deno.test("/ws from a foreign origin gets 403 before any upgrade and is counted under 4007", async () => {
+Deno.test("/ws from a foreign origin gets 403 before any upgrade and is counted as refused", async () => {
   const { server, app } = setup();
-  for (const origin of ["https://evil.example", "null", "https://game.example.evil.net"]) {
+  for (const origin of ["https://evil.example", "null", "https://127.0.0.1.evil.net"]) {
     const res = await app.request(
-      "http://game.example/ws",
-      { headers: wsHeaders(origin, "game.example") },
+      "http://127.0.0.1:8000/ws",
+      { headers: wsHeaders(origin, "127.0.0.1:8000") },
       SERVE_INFO,
     );
     assert.equal(res.status, 403, origin);
-    assert.equal(await res.text(), "origin not allowed");
+    assert.deepEqual(await res.json(), {
+      code: CloseCode.OriginRefused,
+      reason: "origin not allowed",
+    });
   }
   assert.equal(server.connections.size, 0);
   assert.equal(server.counters.connectionsOpened, 0);
   const families = await metricsOf(app);
-  assert.equal(
-    valueOf(families, "bh_connections_closed_total", { code: String(CloseCode.OriginRefused) }),
-    3,
-  );
+  assert.equal(valueOf(families, "bh_connections_refused_total", { reason: "origin" }), 3);
   server.shutdown("test over");
 });
 
@@ -399,7 +412,7 @@ Deno.test("/ws from the same host, an allow-listed origin or no origin is not re
     );
     assert.notEqual(plain.status, 403, `${what}, plain GET`);
   }
-  assert.equal(server.counters.closes[String(CloseCode.OriginRefused)], undefined);
+  assert.equal(server.counters.refusals.origin, 0);
   server.shutdown("test over");
 });
 
@@ -458,4 +471,160 @@ Deno.test("the page names an SVG favicon, and /favicon.ico answers 200 with it t
   } finally {
     server.shutdown("test over");
   }
+});
+
+// ---------------------------------------------------------------- hosts and headers
+
+Deno.test("a Host the server does not know gets 421 (DNS rebinding), even with a matching Origin", async () => {
+  const { server, app } = setup({ allowedOrigins: ["https://game.example.com"] });
+  for (const path of ["/", "/client.js", "/metrics", "/healthz", "/ws"]) {
+    const res = await app.request(
+      `http://evil.example${path}`,
+      { headers: wsHeaders("http://evil.example", "evil.example") },
+      SERVE_INFO,
+    );
+    assert.equal(res.status, 421, path);
+    assert.match(await res.text(), /does not answer to evil\.example: set PUBLIC_ORIGIN/);
+  }
+  assert.equal(server.connections.size, 0);
+  assert.equal(server.counters.refusals.host, 5);
+  server.shutdown("test over");
+});
+
+Deno.test("hostAllowed() takes IP literals, localhost and the configured names only", () => {
+  const hosts = new Set(["game.example.com"]);
+  const cases: [host: string | undefined, ok: boolean][] = [
+    [undefined, true],
+    ["127.0.0.1:8000", true],
+    ["203.0.113.9", true],
+    ["[::1]:8000", true],
+    ["localhost:8000", true],
+    ["app.localhost", true],
+    ["game.example.com", true],
+    ["GAME.example.com:443", true],
+    ["evil.example", false],
+    ["game.example.com.evil.net", false],
+    ["127.0.0.1.evil.net", false],
+    ["", false],
+    ["a b", false],
+  ];
+  for (const [host, ok] of cases) assert.equal(hostAllowed(host, hosts), ok, String(host));
+});
+
+Deno.test("every answer carries a strict CSP, nosniff, no referrer and no framing", async () => {
+  const { server, app } = setup();
+  for (const path of ["/", "/client.js", "/healthz", "/metrics", "/ws", "/nope"]) {
+    const res = await app.request(`http://127.0.0.1:8000${path}`, {
+      headers: { host: "127.0.0.1:8000" },
+    }, SERVE_INFO);
+    const h = res.headers;
+    const policy = h.get("content-security-policy") ?? "";
+    assert.match(policy, /default-src 'none'/, path);
+    assert.match(policy, /script-src 'self'(;|$)/, path);
+    assert.match(policy, /connect-src 'self' ws:\/\/127\.0\.0\.1:8000 wss:\/\/127\.0\.0\.1:8000/);
+    assert.match(policy, /frame-ancestors 'none'/);
+    assert.doesNotMatch(policy, /unsafe-eval/);
+    assert.equal(h.get("x-content-type-options"), "nosniff", path);
+    assert.equal(h.get("referrer-policy"), "no-referrer", path);
+    assert.equal(h.get("x-frame-options"), "DENY", path);
+    await res.body?.cancel();
+  }
+  server.shutdown("test over");
+});
+
+// ---------------------------------------------------------------- refusals before the upgrade
+
+Deno.test("over the per-address cap, /ws answers 429 with a reason before any upgrade", async () => {
+  const { server, app } = setup({ limits: { maxConnectionsPerIp: 2 } });
+  const ws = () =>
+    app.request(
+      "http://127.0.0.1:8000/ws",
+      { headers: wsHeaders(undefined, "127.0.0.1:8000") },
+      SERVE_INFO,
+    );
+  assert.equal((await ws()).status, 101);
+  assert.equal((await ws()).status, 101);
+  const third = await ws();
+  assert.equal(third.status, 429);
+  assert.equal(third.headers.get("retry-after"), "5");
+  assert.deepEqual(await third.json(), {
+    code: CloseCode.TooManyFromIp,
+    reason: "too many connections from your address",
+  });
+  assert.equal(server.connections.size, 2, "the refused one never became a connection");
+  assert.equal(server.counters.refusals.per_address, 1);
+  // A page whose socket failed asks why with a plain GET: the same answer, no budget spent.
+  const why = await app.request(
+    "http://127.0.0.1:8000/ws",
+    { headers: { host: "127.0.0.1:8000" } },
+    SERVE_INFO,
+  );
+  assert.equal(why.status, 429);
+  assert.match((await why.json()).reason, /too many connections/);
+  assert.equal(server.counters.refusals.per_address, 1, "asking is not an attempt");
+  server.shutdown("test over");
+});
+
+Deno.test("a storm of upgrades from one address is refused 429 once its connect budget is spent", async () => {
+  const { server, app } = setup({
+    limits: { maxConnectionsPerIp: 1000, connectBurstPerIp: 5, connectsPerSecPerIp: 1 },
+  });
+  const statuses: number[] = [];
+  for (let i = 0; i < 8; i++) {
+    const res = await app.request(
+      "http://127.0.0.1:8000/ws",
+      { headers: wsHeaders(undefined, "127.0.0.1:8000") },
+      SERVE_INFO,
+    );
+    statuses.push(res.status);
+    if (res.status === 429) assert.match((await res.json()).reason, /connecting too often/);
+  }
+  assert.deepEqual(statuses, [101, 101, 101, 101, 101, 429, 429, 429]);
+  assert.equal(server.counters.refusals.rate, 3);
+  const plain = await app.request("http://127.0.0.1:8000/ws", {
+    headers: { host: "127.0.0.1:8000" },
+  }, SERVE_INFO);
+  assert.equal(plain.status, 429);
+  assert.ok(Number(plain.headers.get("retry-after")) >= 1);
+  server.shutdown("test over");
+});
+
+Deno.test("a plain GET /ws with nothing in the way answers 426, and opens nothing", async () => {
+  const { server, app } = setup();
+  const res = await app.request(
+    "http://127.0.0.1:8000/ws",
+    { headers: { host: "127.0.0.1:8000" } },
+    SERVE_INFO,
+  );
+  assert.equal(res.status, 426);
+  assert.deepEqual(await res.json(), { code: 0, reason: "expected a WebSocket upgrade" });
+  assert.equal(server.connections.size, 0);
+  server.shutdown("test over");
+});
+
+Deno.test("an upgrade without a key is a 400 with a reason, logged as nothing worse", async () => {
+  const logs: string[] = [];
+  const { server, app } = setup({ log: (event) => logs.push(event) });
+  const headers = wsHeaders(undefined, "127.0.0.1:8000");
+  delete headers["sec-websocket-key"];
+  const res = await app.request("http://127.0.0.1:8000/ws", { headers }, SERVE_INFO);
+  assert.equal(res.status, 400);
+  assert.match(await res.text(), /^bad WebSocket upgrade: /);
+  assert.equal(server.connections.size, 0);
+  assert.equal(server.counters.refusals.bad_upgrade, 1);
+  assert.deepEqual(logs.filter((e) => e.endsWith("_error")), []);
+  server.shutdown("test over");
+});
+
+Deno.test("while draining, /ws answers 503 with the restart reason", async () => {
+  const { server, app } = setup();
+  server.shutdown("server restarting");
+  const res = await app.request(
+    "http://127.0.0.1:8000/ws",
+    { headers: wsHeaders(undefined, "127.0.0.1:8000") },
+    SERVE_INFO,
+  );
+  assert.equal(res.status, 503);
+  assert.equal((await res.json()).code, CloseCode.ServerRestarting);
+  assert.equal(server.counters.refusals.draining, 1);
 });

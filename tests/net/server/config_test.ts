@@ -4,7 +4,7 @@
  * message that names its variable (main.ts prints it and exits with status 2).
  */
 import assert from "node:assert/strict";
-import { LIMITS } from "../../../content/net_tuning.ts";
+import { DOOR_LIMITS, LIMITS } from "../../../content/net_tuning.ts";
 import { loadConfig } from "../../../net/server/config.ts";
 
 Deno.test("loadConfig() with an empty environment gives the documented defaults", () => {
@@ -13,12 +13,20 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     port: 8000,
     publicOrigin: undefined,
     allowedOrigins: [],
+    allowedHosts: [],
     trustProxy: false,
     logLevel: "info",
     dev: false,
     shutdownGraceMs: 3000,
     linkSim: undefined,
-    limits: { maxConnections: 200, maxConnectionsPerIp: 8, hubCapacity: 200 },
+    door: { ...DOOR_LIMITS, maxMessageBytes: LIMITS.maxHelloBytes },
+    limits: {
+      maxConnections: 200,
+      maxConnectionsPerIp: 8,
+      hubCapacity: 200,
+      connectBurstPerIp: 20,
+      connectsPerSecPerIp: 2,
+    },
     processId: "single",
     bossRush: false,
     cluster: undefined,
@@ -27,6 +35,8 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     maxConnections: LIMITS.maxConnections,
     maxConnectionsPerIp: LIMITS.maxConnectionsPerIp,
     hubCapacity: LIMITS.hubCapacity,
+    connectBurstPerIp: LIMITS.connectBurstPerIp,
+    connectsPerSecPerIp: LIMITS.connectsPerSecPerIp,
   });
 });
 
@@ -45,6 +55,9 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     ALLOWED_ORIGINS: " https://www.game.example.com , http://localhost:5173,, ",
     MAX_CONNECTIONS: "1000",
     MAX_CONNECTIONS_PER_IP: "1",
+    CONNECT_BURST_PER_IP: "100",
+    CONNECTS_PER_SEC_PER_IP: "50",
+    ALLOWED_HOSTS: " Play.Example.org ,game-2.example.net",
     LOG_LEVEL: "debug",
     TRUST_PROXY: "1",
     SHUTDOWN_GRACE_MS: "500",
@@ -60,6 +73,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
       "http://localhost:5173",
       "https://game.example.com",
     ],
+    allowedHosts: ["play.example.org", "game-2.example.net"],
     trustProxy: true,
     logLevel: "debug",
     dev: false,
@@ -69,7 +83,15 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
       down: { delayMs: 150, jitterMs: 50, stallMs: 250, stallEveryMs: 4000 },
       seed: 1,
     },
-    limits: { maxConnections: 1000, maxConnectionsPerIp: 1, hubCapacity: 200 },
+    // Behind a proxy (TRUST_PROXY=1) the door does not cap per address: all is the proxy.
+    door: { ...DOOR_LIMITS, maxConnectionsPerIp: 0, maxMessageBytes: LIMITS.maxHelloBytes },
+    limits: {
+      maxConnections: 1000,
+      maxConnectionsPerIp: 1,
+      hubCapacity: 200,
+      connectBurstPerIp: 100,
+      connectsPerSecPerIp: 50,
+    },
     processId: "single",
     bossRush: false,
     cluster: undefined,
@@ -152,6 +174,8 @@ Deno.test("the shipped deploy/bullet-hell.env.example is a valid configuration",
     maxConnections: 200,
     maxConnectionsPerIp: 8,
     hubCapacity: 200,
+    connectBurstPerIp: 20,
+    connectsPerSecPerIp: 2,
   });
 });
 
@@ -164,6 +188,9 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
   [{ MAX_CONNECTIONS: "0" }, "MAX_CONNECTIONS", /"0".*integer in \[1, 100000\]/],
   [{ MAX_CONNECTIONS_PER_IP: "0" }, "MAX_CONNECTIONS_PER_IP", /integer in \[1, 10000\]/],
   [{ MAX_CONNECTIONS_PER_IP: "many" }, "MAX_CONNECTIONS_PER_IP", /integer/],
+  [{ CONNECT_BURST_PER_IP: "0" }, "CONNECT_BURST_PER_IP", /integer in \[1, 1000000\]/],
+  [{ CONNECTS_PER_SEC_PER_IP: "0.5" }, "CONNECTS_PER_SEC_PER_IP", /integer/],
+  [{ ALLOWED_HOSTS: "ok.example, http://x" }, "ALLOWED_HOSTS", /"http:\/\/x".*not a host name/],
   [{ SHUTDOWN_GRACE_MS: "-5" }, "SHUTDOWN_GRACE_MS", /integer/],
   [{ LOG_LEVEL: "loud" }, "LOG_LEVEL", /"loud".*debug, info, warn or error/],
   [{ LOG_LEVEL: "INFO" }, "LOG_LEVEL", /debug, info, warn or error/],
@@ -232,3 +259,18 @@ for (const [env, name, detail] of INVALID) {
     );
   });
 }
+
+Deno.test("the front door is on by default, off with FRONT_DOOR=0 and by default on Deno Deploy", () => {
+  assert.ok(loadConfig({}).door);
+  assert.equal(loadConfig({ FRONT_DOOR: "0" }).door, undefined);
+  assert.equal(loadConfig({ DENO_DEPLOYMENT_ID: "abc" }).door, undefined);
+  assert.ok(loadConfig({ DENO_DEPLOYMENT_ID: "abc", FRONT_DOOR: "1" }).door);
+  const tuned = loadConfig({ HEADER_TIMEOUT_MS: "2500", MAX_HTTP_CONNECTIONS_PER_IP: "4" }).door!;
+  assert.equal(tuned.headerTimeoutMs, 2500);
+  assert.equal(tuned.maxConnectionsPerIp, 4);
+  assert.throws(() => loadConfig({ FRONT_DOOR: "yes" }), /FRONT_DOOR must be 0 or 1/);
+  assert.throws(
+    () => loadConfig({ HEADER_TIMEOUT_MS: "100" }),
+    /HEADER_TIMEOUT_MS.*\[500, 120000\]/,
+  );
+});

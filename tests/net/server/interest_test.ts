@@ -26,7 +26,12 @@ function crowd(n: number): { server: GameServer; clock: ManualClock; clients: Ra
   const server = new GameServer({
     clock,
     seed: 1,
-    limits: { maxConnections: 1000, maxConnectionsPerIp: 1000, hubCapacity: 1000 },
+    limits: {
+      maxConnections: 1000,
+      maxConnectionsPerIp: 1000,
+      connectBurstPerIp: 1000,
+      hubCapacity: 1000,
+    },
   });
   const clients = Array.from({ length: n }, (_, i) => {
     const c = new RawClient(server, "10.3.0.1");

@@ -285,7 +285,8 @@ Deno.test("input or ping before the hello closes the connection with 4000", () =
 
 // ---------------------------------------------------------------- names
 
-const NAME_RULE = /name must be 1–16 letters, digits, spaces, _ \. -/;
+const NAME_RULE =
+  /name must be 1–16 letters, digits, spaces, _ \. -|name has invisible characters|name mixes/;
 
 const BAD_NAMES: readonly [what: string, name: string][] = [
   ["17 letters", "A".repeat(LIMITS.maxNameLength + 1)],
@@ -308,6 +309,17 @@ const BAD_NAMES: readonly [what: string, name: string][] = [
   ["markup", "<script>"],
   ["a slash", "a/b"],
   ["an at sign", "me@x"],
+  ["a Hangul filler alone", "\u3164"],
+  ["a Hangul filler inside a name", "Ann\u3164"],
+  ["a halfwidth Hangul filler", "\uFFA0\uFFA0"],
+  ["a Braille blank", "\u2800"],
+  ["a zero-width joiner", "An\u200dn"],
+  ["a soft hyphen", "An\u00adn"],
+  ["a combining mark first", "\u0301Ann"],
+  ["a pile of combining marks", "Ann\u0336\u0336\u0336"],
+  ["Latin with a Cyrillic a", "N\u043Eva"],
+  ["Greek with Latin", "Ωmega-7"],
+  ["separators only", "._-"],
 ];
 
 for (const [what, name] of BAD_NAMES) {
@@ -331,10 +343,14 @@ for (const [what, name] of BAD_NAMES) {
 const GOOD_NAMES: readonly [name: string, stored: string][] = [
   ["Zoë", "Zoë"],
   ["  Zoë  ", "Zoë"],
-  ["A".repeat(LIMITS.maxNameLength), "A".repeat(LIMITS.maxNameLength)],
-  ["𝒜".repeat(LIMITS.maxNameLength), "𝒜".repeat(LIMITS.maxNameLength)],
+  ["B".repeat(LIMITS.maxNameLength), "B".repeat(LIMITS.maxNameLength)],
+  // NFKC: mathematical script capitals are plain letters, full-width forms are ASCII.
+  ["𝒜".repeat(LIMITS.maxNameLength), "A".repeat(LIMITS.maxNameLength)],
+  ["Ｎｏｖａ", "Nova"],
   ["李小龍", "李小龍"],
-  ["Ωmega-7", "Ωmega-7"],
+  ["Ωμέγα-7", "Ωμέγα-7"],
+  ["Дмитрий", "Дмитрий"],
+  ["김철수", "김철수"],
   ["a.b c_d-e", "a.b c_d-e"],
   ["Ünal   2", "Ünal 2"],
   // Whitespace controls inside a name collapse to one space: what is kept has none.
@@ -342,18 +358,19 @@ const GOOD_NAMES: readonly [name: string, stored: string][] = [
   ["Ann\n\nBo", "Ann Bo"],
 ];
 
-Deno.test("valid names, Unicode letters included, are accepted and stored trimmed", () => {
-  using h = new NetHarness();
-  for (const [i, [name, stored]] of GOOD_NAMES.entries()) {
-    const c = new RawClient(h.server, `10.0.1.${i}`);
+Deno.test("valid names, Unicode letters included, are accepted and stored normalised", () => {
+  for (const [name, stored] of GOOD_NAMES) {
+    using h = new NetHarness();
+    const c = new RawClient(h.server, "10.0.1.1");
     c.hello(name);
     assert.equal(c.transport.closedWith, undefined, JSON.stringify(name));
     assert.deepEqual(kindsSent(c).slice(0, 2), [ServerKind.Welcome, ServerKind.Enter]);
     assert.equal(c.conn.name, stored);
     assert.equal(h.server.hub.world.players.get(c.playerId)?.name, stored);
-    assert.equal(checkName(name, LIMITS.maxNameLength), stored);
+    const checked = checkName(name, LIMITS.maxNameLength);
+    assert.ok(checked.ok && checked.name === stored, JSON.stringify(checked));
+    assert.equal(h.server.playerCount, 1);
   }
-  assert.equal(h.server.playerCount, GOOD_NAMES.length);
 });
 
 Deno.test("a hello from a client built with other content gets 4001 and 'reload the page'", () => {
@@ -380,4 +397,50 @@ Deno.test("a very long name meets the name rules, not the codec: 4006 with a Rej
   assertClosed(h, c, CloseCode.BadName, /name must be/);
   assert.deepEqual(kindsSent(c), [ServerKind.Reject]);
   assertUnharmed(h, b);
+});
+
+// ---------------------------------------------------------------- names in use
+
+const LOOKALIKES: readonly [first: string, second: string][] = [
+  ["Nova", "Nova"],
+  ["Nova", "nova"],
+  ["Nova", "NOVA"],
+  ["Nova", "N o v a"],
+  ["Nova", "No.va"],
+  ["Nova", "Nóva"],
+  ["Nova", "N0va"],
+  ["Nova", "Ｎｏｖａ"],
+  ["Ivan", "lvan"],
+  ["Ivan", "1van"],
+  ["Dima", "Dirna"],
+  ["Bob", "Вов"],
+  ["Poxep", "Рохер"],
+  ["Hoth", "Ноth".replace("th", "тһ")],
+];
+
+for (const [first, second] of LOOKALIKES) {
+  Deno.test(`"${second}" is refused with 4006 while "${first}" plays; free again once they leave`, () => {
+    using h = new NetHarness();
+    const a = new RawClient(h.server, "10.0.0.1");
+    a.hello(first);
+    assert.equal(a.transport.closedWith, undefined, `${first} is a valid name`);
+    const b = new RawClient(h.server, "10.0.0.2");
+    b.hello(second);
+    assertClosed(h, b, CloseCode.BadName, /is taken right now/);
+    assertUnharmed(h, a);
+    a.hangUp();
+    const c = new RawClient(h.server, "10.0.0.3");
+    c.hello(second);
+    assert.equal(c.transport.closedWith, undefined, `${second} is free once ${first} left`);
+  });
+}
+
+Deno.test("names that only look alike in part stay distinct", () => {
+  using h = new NetHarness();
+  for (const [i, name] of ["Nova", "Novak", "Nova 2", "Avon", "Ann", "Anna"].entries()) {
+    const c = new RawClient(h.server, `10.0.2.${i}`);
+    c.hello(name);
+    assert.equal(c.transport.closedWith, undefined, name);
+  }
+  assert.equal(h.server.playerCount, 6);
 });

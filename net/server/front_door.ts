@@ -1,0 +1,465 @@
+/**
+ * The front door: a TCP listener in front of Deno.serve (which listens on a private
+ * Unix socket behind it) that does what Deno.serve cannot be told to: cap TCP
+ * connections per address and in total, give every request head a deadline and a
+ * size cap, close idle HTTP connections, check every WebSocket frame at its header
+ * before its payload is read (so an unfinished 64 MiB message cannot pin memory),
+ * budget control frames, and end a connection whose client stops reading. It also
+ * writes the client's address into a header only it can set. The byte rules are
+ * net/server/stream_audit.ts; this file is the I/O. Server-only (Deno TCP APIs).
+ */
+import { addressKey } from "./admission.ts";
+import type { Clock } from "./scheduler.ts";
+import {
+  ClientStreamAudit,
+  closeFrame,
+  ServerFrameTracker,
+  type StreamLimits,
+} from "./stream_audit.ts";
+
+/** The door's limits. */
+export interface DoorLimits extends StreamLimits {
+  /** Open TCP connections from one address (its /64 for IPv6); 0 = no cap (behind a proxy). */
+  readonly maxConnectionsPerIp: number;
+  /** Open TCP connections in total. */
+  readonly maxConnections: number;
+  /** A request head must be complete this long after its first byte (or after accept). */
+  readonly headerTimeoutMs: number;
+  /** An HTTP connection (not upgraded) with no traffic either way for this long is closed. */
+  readonly idleMs: number;
+  /** A write to a client that has not finished after this long ends the connection. */
+  readonly writeStallMs: number;
+}
+
+/** What the door has counted. */
+export interface DoorStats {
+  accepted: number;
+  open: number;
+  refusedPerAddress: number;
+  refusedFull: number;
+  /** Requests answered by the door itself (bad or oversized heads, bodies). */
+  refusedRequests: number;
+  headerTimeouts: number;
+  idleCloses: number;
+  /** WebSocket connections closed for a frame that broke a rule (size, opcode, mask, rate). */
+  frameCloses: number;
+  writeStalls: number;
+  backendErrors: number;
+}
+
+/** Options of a door. */
+export interface DoorOptions {
+  readonly hostname: string;
+  readonly port: number;
+  /** Where Deno.serve listens (a Unix socket path, or host and port). */
+  readonly backend: Deno.UnixConnectOptions | Deno.ConnectOptions;
+  readonly limits: DoorLimits;
+  /** The header the door writes the client's address in (and strips from clients). */
+  readonly peerHeader: string;
+  readonly clock: Clock;
+  readonly log?: (event: string, fields: Record<string, unknown>) => void;
+}
+
+/** How often deadlines are checked, in ms. */
+const SWEEP_MS = 250;
+const CHUNK_BYTES = 16 * 1024;
+/** Time a door-made close frame gets to leave before the socket is dropped. */
+const LINGER_MS = 200;
+
+interface Pass {
+  readonly client: Deno.TcpConn;
+  readonly ip: string;
+  readonly key: string;
+  backend: Deno.Conn | undefined;
+  /** When the current head's deadline is (Infinity: none running). */
+  headDeadline: number;
+  /** Last byte either way (idle HTTP connections). */
+  lastTrafficAt: number;
+  /** When the write to the client in progress began (Infinity: none). */
+  writingSince: number;
+  upgraded: boolean;
+  /** The upgrade was the connection's first request: nothing precedes its 101 downstream. */
+  cleanFrames: boolean;
+  /** A close frame of the door's own is due (a client frame broke a rule). */
+  kill: { code: number; reason: string } | undefined;
+  done: boolean;
+}
+
+/** A listening front door. `await using` closes it. */
+export class FrontDoor implements AsyncDisposable {
+  readonly stats: DoorStats = {
+    accepted: 0,
+    open: 0,
+    refusedPerAddress: 0,
+    refusedFull: 0,
+    refusedRequests: 0,
+    headerTimeouts: 0,
+    idleCloses: 0,
+    frameCloses: 0,
+    writeStalls: 0,
+    backendErrors: 0,
+  };
+  readonly #listener: Deno.TcpListener;
+  readonly #opts: DoorOptions;
+  readonly #passes = new Set<Pass>();
+  readonly #perAddress = new Map<string, number>();
+  readonly #tasks = new Set<Promise<void>>();
+  readonly #sweep: ReturnType<typeof setInterval>;
+  #accepting = true;
+
+  private constructor(listener: Deno.TcpListener, opts: DoorOptions) {
+    this.#listener = listener;
+    this.#opts = opts;
+    this.#sweep = setInterval(() => this.#checkDeadlines(), SWEEP_MS);
+    this.#track(this.#acceptLoop());
+  }
+
+  /** Starts listening. */
+  static listen(opts: DoorOptions): FrontDoor {
+    return new FrontDoor(Deno.listen({ hostname: opts.hostname, port: opts.port }), opts);
+  }
+
+  /** Where the door listens. */
+  get addr(): Deno.NetAddr {
+    return this.#listener.addr;
+  }
+
+  /** Open TCP connections from `ip`'s address. */
+  openFrom(ip: string): number {
+    return this.#perAddress.get(addressKey(ip)) ?? 0;
+  }
+
+  /** Stops taking new connections; open ones carry on. */
+  stopAccepting(): void {
+    if (!this.#accepting) return;
+    this.#accepting = false;
+    try {
+      this.#listener.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  /** Stops accepting and ends every connection. */
+  async close(): Promise<void> {
+    this.stopAccepting();
+    clearInterval(this.#sweep);
+    for (const p of this.#passes) this.#end(p);
+    await Promise.allSettled([...this.#tasks]);
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  #track(task: Promise<void>): void {
+    this.#tasks.add(task);
+    task.finally(() => this.#tasks.delete(task));
+  }
+
+  #log(event: string, fields: Record<string, unknown>): void {
+    this.#opts.log?.(event, fields);
+  }
+
+  async #acceptLoop(): Promise<void> {
+    for (;;) {
+      let conn: Deno.TcpConn;
+      try {
+        conn = await this.#listener.accept();
+      } catch {
+        return; // listener closed
+      }
+      this.#track(this.#serve(conn));
+    }
+  }
+
+  async #serve(client: Deno.TcpConn): Promise<void> {
+    const limits = this.#opts.limits;
+    const ip = client.remoteAddr.hostname;
+    const key = addressKey(ip);
+    if (this.stats.open >= limits.maxConnections) {
+      this.stats.refusedFull++;
+      await refuseAndClose(client, 503, "server full, try again shortly");
+      return;
+    }
+    const fromHere = this.#perAddress.get(key) ?? 0;
+    if (limits.maxConnectionsPerIp > 0 && fromHere >= limits.maxConnectionsPerIp) {
+      this.stats.refusedPerAddress++;
+      await refuseAndClose(client, 429, "too many connections from your address");
+      return;
+    }
+    const now = this.#opts.clock.now();
+    const pass: Pass = {
+      client,
+      ip,
+      key,
+      backend: undefined,
+      headDeadline: now + limits.headerTimeoutMs,
+      lastTrafficAt: now,
+      writingSince: Infinity,
+      upgraded: false,
+      cleanFrames: false,
+      kill: undefined,
+      done: false,
+    };
+    this.#perAddress.set(key, fromHere + 1);
+    this.#passes.add(pass);
+    this.stats.accepted++;
+    this.stats.open++;
+    try {
+      pass.backend = await Deno.connect(this.#opts.backend as Deno.ConnectOptions);
+    } catch (err) {
+      this.stats.backendErrors++;
+      this.#log("door_backend_error", { error: (err as Error).message });
+      await this.#write(pass, httpAnswer(503, "server unavailable"));
+      this.#end(pass);
+      return;
+    }
+    const audit = new ClientStreamAudit({
+      peer: ip,
+      peerHeader: this.#opts.peerHeader,
+      limits,
+      nowMs: now,
+    });
+    await Promise.all([this.#upstream(pass, audit), this.#downstream(pass, audit)]);
+    this.#end(pass);
+  }
+
+  /** Client → server, through the audit. */
+  async #upstream(pass: Pass, audit: ClientStreamAudit): Promise<void> {
+    const buf = new Uint8Array(CHUNK_BYTES);
+    const limits = this.#opts.limits;
+    while (!pass.done) {
+      let n: number | null;
+      try {
+        n = await pass.client.read(buf);
+      } catch {
+        n = null;
+      }
+      if (n === null) {
+        // The client is gone (or half-closed): let the server finish its answer.
+        await halfClose(pass.backend);
+        return;
+      }
+      const now = this.#opts.clock.now();
+      pass.lastTrafficAt = now;
+      const wasMidHead = audit.midHead;
+      const requestsBefore = audit.requests;
+      for (const step of audit.feed(buf.subarray(0, n), now)) {
+        if (step.kind === "forward") {
+          if (!await writeAll(pass.backend!, step.bytes)) {
+            this.#end(pass);
+            return;
+          }
+          continue;
+        }
+        if (step.kind === "refuse") {
+          this.stats.refusedRequests++;
+          this.#log("door_refused", { ip: pass.ip, status: step.status });
+          await this.#write(pass, httpAnswer(step.status, step.reason));
+          this.#end(pass);
+          return;
+        }
+        // A frame broke a rule. The server hears no more from this client; the
+        // downstream side slips a close frame in at the next frame boundary.
+        this.stats.frameCloses++;
+        this.#log("door_frame_close", {
+          ip: pass.ip,
+          code: step.code,
+          reason: step.reason,
+        });
+        pass.kill = step;
+        if (!pass.cleanFrames) this.#end(pass);
+        else await halfClose(pass.backend);
+        return;
+      }
+      // Deadlines: each head has headerTimeoutMs from its first byte; none after an upgrade.
+      if (audit.state === "ws") {
+        if (!pass.upgraded) pass.cleanFrames = audit.requests === 1;
+        pass.upgraded = true;
+        pass.headDeadline = Infinity;
+      } else if (audit.midHead) {
+        if (!wasMidHead || audit.requests > requestsBefore) {
+          pass.headDeadline = now + limits.headerTimeoutMs;
+        }
+      } else {
+        pass.headDeadline = Infinity;
+      }
+    }
+  }
+
+  /** Server → client, watched for stalls; a due close frame goes in at a frame boundary. */
+  async #downstream(pass: Pass, audit: ClientStreamAudit): Promise<void> {
+    const buf = new Uint8Array(CHUNK_BYTES);
+    const tracker = new ServerFrameTracker();
+    /** After a 101, the frames start once its head is over. */
+    let inFrames = false;
+    let headTail = 0;
+    while (!pass.done) {
+      let n: number | null;
+      try {
+        n = await pass.backend!.read(buf);
+      } catch {
+        n = null;
+      }
+      if (n === null) {
+        if (pass.kill && inFrames && tracker.atBoundary) await this.#sendClose(pass, pass.kill);
+        else await halfClose(pass.client);
+        this.#end(pass);
+        return;
+      }
+      let chunk = buf.subarray(0, n);
+      pass.lastTrafficAt = this.#opts.clock.now();
+      if (pass.cleanFrames && !inFrames) {
+        // The 101's head: frames begin after its blank line.
+        const end = findHeadEnd(chunk, headTail);
+        if (end >= 0) {
+          inFrames = true;
+          if (!await this.#write(pass, chunk.subarray(0, end))) return;
+          chunk = chunk.subarray(end);
+        } else {
+          headTail = tailMatch(chunk, headTail);
+        }
+      }
+      if (inFrames && pass.kill) {
+        const k = tracker.untilBoundary(chunk);
+        if (k > 0 && !await this.#write(pass, chunk.subarray(0, k))) return;
+        await this.#sendClose(pass, pass.kill);
+        this.#end(pass);
+        return;
+      }
+      if (inFrames) {
+        tracker.feed(chunk);
+        if (tracker.sawClose) audit.serverClosed();
+      }
+      if (!await this.#write(pass, chunk)) return;
+    }
+  }
+
+  /** A close frame of the door's own, then a moment for it to leave. */
+  async #sendClose(pass: Pass, close: { code: number; reason: string }): Promise<void> {
+    if (!await this.#write(pass, closeFrame(close.code, close.reason))) return;
+    try {
+      await pass.client.closeWrite();
+    } catch {
+      // already closed
+    }
+    await new Promise((r) => setTimeout(r, LINGER_MS));
+  }
+
+  /** Writes to the client, timing the write for the stall check. */
+  async #write(pass: Pass, bytes: Uint8Array): Promise<boolean> {
+    if (pass.done) return false;
+    pass.writingSince = this.#opts.clock.now();
+    const ok = await writeAll(pass.client, bytes);
+    pass.writingSince = Infinity;
+    if (!ok) this.#end(pass);
+    return ok;
+  }
+
+  #checkDeadlines(): void {
+    const now = this.#opts.clock.now();
+    const limits = this.#opts.limits;
+    for (const pass of this.#passes) {
+      if (now - pass.writingSince > limits.writeStallMs) {
+        this.stats.writeStalls++;
+        this.#log("door_write_stall", { ip: pass.ip });
+        this.#end(pass);
+      } else if (now > pass.headDeadline) {
+        this.stats.headerTimeouts++;
+        // No answer: a client that cannot finish a head in 10 s is not waiting for one.
+        this.#end(pass);
+      } else if (!pass.upgraded && now - pass.lastTrafficAt > limits.idleMs) {
+        this.stats.idleCloses++;
+        this.#end(pass);
+      }
+    }
+  }
+
+  /** Closes both sides and forgets the connection. Idempotent. */
+  #end(pass: Pass): void {
+    if (pass.done) return;
+    pass.done = true;
+    for (const c of [pass.client, pass.backend]) {
+      try {
+        c?.close();
+      } catch {
+        // already closed
+      }
+    }
+    this.#passes.delete(pass);
+    this.stats.open--;
+    const left = (this.#perAddress.get(pass.key) ?? 1) - 1;
+    if (left > 0) this.#perAddress.set(pass.key, left);
+    else this.#perAddress.delete(pass.key);
+  }
+}
+
+/** Ends our writing half (the peer reads EOF); a connection already gone is fine. */
+async function halfClose(conn: Deno.Conn | undefined): Promise<void> {
+  try {
+    await conn?.closeWrite();
+  } catch {
+    // already closed
+  }
+}
+
+/** Writes every byte; false if the connection failed or was closed meanwhile. */
+async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<boolean> {
+  try {
+    for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A short HTTP answer that ends the connection. */
+function httpAnswer(status: number, reason: string): Uint8Array {
+  const body = JSON.stringify({ reason });
+  const text = STATUS_TEXT[status] ?? "Error";
+  return new TextEncoder().encode(
+    `HTTP/1.1 ${status} ${text}\r\nconnection: close\r\ncontent-type: application/json\r\n` +
+      `content-length: ${body.length}\r\n${
+        status === 429 || status === 503 ? "retry-after: 5\r\n" : ""
+      }\r\n${body}`,
+  );
+}
+
+const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad Request",
+  408: "Request Timeout",
+  413: "Content Too Large",
+  429: "Too Many Requests",
+  431: "Request Header Fields Too Large",
+  501: "Not Implemented",
+  503: "Service Unavailable",
+};
+
+async function refuseAndClose(conn: Deno.Conn, status: number, reason: string): Promise<void> {
+  await writeAll(conn, httpAnswer(status, reason));
+  try {
+    conn.close();
+  } catch {
+    // already closed
+  }
+}
+
+/** Index just past CRLFCRLF in `chunk`, given how much of it ended the previous chunk. */
+function findHeadEnd(chunk: Uint8Array, matched: number): number {
+  const seq = [13, 10, 13, 10];
+  let m = matched;
+  for (let i = 0; i < chunk.byteLength; i++) {
+    m = chunk[i] === seq[m] ? m + 1 : chunk[i] === 13 ? 1 : 0;
+    if (m === 4) return i + 1;
+  }
+  return -1;
+}
+
+/** How much of CRLFCRLF the end of `chunk` matches, continuing from `matched`. */
+function tailMatch(chunk: Uint8Array, matched: number): number {
+  const seq = [13, 10, 13, 10];
+  let m = matched;
+  for (const b of chunk) m = b === seq[m] ? m + 1 : b === 13 ? 1 : 0;
+  return m;
+}
