@@ -115,7 +115,11 @@ if (import.meta.main) {
   const app = createApp(server, {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
-    allowedHosts: config.allowedHosts,
+    // Other processes send players to PUBLIC_URL: its host is this server's name too.
+    allowedHosts: [
+      ...config.allowedHosts,
+      ...(config.cluster?.publicUrl ? [new URL(config.cluster.publicUrl).hostname] : []),
+    ],
     trustProxy: config.trustProxy,
     linkSim: config.linkSim,
     peerHeader: config.door ? PEER_HEADER : undefined,
