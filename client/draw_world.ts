@@ -322,20 +322,37 @@ export function drawShip(
   ctx.globalAlpha = 1;
 }
 
-/** The local ship's hitbox, on top of the bullets: what actually gets hit. */
+/**
+ * The local ship's hitbox, on top of the bullets, at exactly the radius the server
+ * judges (the world's player radius, from content): a bullet whose drawn body touches
+ * this disc hits, one that stays off it does not. The rim is drawn inside the edge, so
+ * its outer border is the edge; the bright core is only where the eye rests.
+ */
 export function drawHitbox(
   ctx: CanvasRenderingContext2D,
   ship: ShipView,
   world: WorldContent,
 ): void {
+  const r = world.player.radiusPx;
   ctx.beginPath();
-  ctx.arc(ship.x, ship.y, world.player.radiusPx * 0.45, 0, TAU);
-  ctx.fillStyle = "#ffffff";
+  ctx.arc(ship.x, ship.y, r, 0, TAU);
+  ctx.fillStyle = "rgba(255,255,255,0.18)";
   ctx.fill();
-  ctx.strokeStyle = CONTENT.ships.self;
-  ctx.lineWidth = 1.5;
+  ctx.beginPath();
+  ctx.arc(ship.x, ship.y, r - HITBOX_RIM_PX / 2, 0, TAU);
+  ctx.strokeStyle = "rgba(255,255,255,0.85)";
+  ctx.lineWidth = HITBOX_RIM_PX;
   ctx.stroke();
+  ctx.beginPath();
+  ctx.arc(ship.x, ship.y, HITBOX_CORE_PX, 0, TAU);
+  ctx.fillStyle = CONTENT.ships.self;
+  ctx.fill();
 }
+
+/** Width of the hitbox's rim, inside its edge. */
+const HITBOX_RIM_PX = 1.5;
+/** Radius of the dot the eye follows, at the hitbox's centre. */
+const HITBOX_CORE_PX = 2;
 
 /** A point on screen, in CSS pixels. */
 type ToScreen = (x: number, y: number) => { x: number; y: number };

@@ -10,6 +10,7 @@
  * Must not import anything outside sim/.
  */
 import { type EnemyMotion, stepEnemyMotion } from "./enemy_motion.ts";
+import { clamp } from "./geometry.ts";
 import { POS_UNITS_PER_PX } from "./grid.ts";
 import type { ArenaDef, EnemyDef } from "./types.ts";
 
@@ -35,8 +36,19 @@ export interface ViewBase {
   readonly enemies: readonly EnemySample[];
   /** The samples the heading is read from (an earlier snapshot); may be empty. */
   readonly before: readonly EnemySample[];
-  /** Every other active ship at `tick`: enemies may be after them instead. */
-  readonly others: readonly { readonly x: number; readonly y: number }[];
+  /**
+   * Every other active ship at `tick`, with its velocity in px per tick as the samples
+   * show it: enemies may be after them instead, so they are run forward too.
+   */
+  readonly others: readonly OtherShip[];
+}
+
+/** Another ship as the picture carries it: where, and which way it was going. */
+export interface OtherShip {
+  readonly x: number;
+  readonly y: number;
+  readonly vx: number;
+  readonly vy: number;
 }
 
 /** An enemy as the player saw it. */
@@ -65,12 +77,20 @@ export function viewEnemies(
 ): SeenEnemy[] {
   const out: SeenEnemy[] = [];
   const self0 = opts.selfAt(base.tick);
+  const { arena } = opts;
+  // Other ships keep going the way they went, inside the arena.
+  const others = (k: number) =>
+    base.others.map((o) => ({
+      x: clamp(o.x + o.vx * k, 0, arena.widthPx),
+      y: clamp(o.y + o.vy * k, 0, arena.heightPx),
+    }));
+  const othersAt = Array.from({ length: opts.ticks + 1 }, (_, k) => others(k));
   for (const e of base.enemies) {
     const prev = base.before.find((b) => b.id === e.id);
-    const m = motionOf(e, { prev, target: nearest(e, { self: self0, others: base.others }) });
+    const m = motionOf(e, { prev, target: nearest(e, { self: self0, others: othersAt[0] }) });
     for (let k = 1; k <= opts.ticks; k++) {
-      const target = nearest(m, { self: opts.selfAt(base.tick + k), others: base.others });
-      stepEnemyMotion(m, { def: e.def, target, arena: opts.arena });
+      const target = nearest(m, { self: opts.selfAt(base.tick + k), others: othersAt[k] });
+      stepEnemyMotion(m, { def: e.def, target, arena });
     }
     out.push({ id: e.id, x: m.x, y: m.y });
   }
@@ -132,6 +152,29 @@ interface Moment {
 }
 
 /**
+ * The other active ships of `ships` as a picture carries them: on the snapshot grid,
+ * each with the velocity since its sample in `before` (an earlier snapshot, `gapTicks`
+ * before; none: standing).
+ */
+export function otherShips(
+  ships: readonly ShipSample[],
+  opts: { before: readonly ShipSample[]; selfId: number; gapTicks?: number },
+): OtherShip[] {
+  const out: OtherShip[] = [];
+  for (const s of ships) {
+    if (s.id === opts.selfId || !s.active) continue;
+    const x = onGrid(s.x);
+    const y = onGrid(s.y);
+    const b = opts.before.find((p) => p.id === s.id);
+    const gap = opts.gapTicks ?? 0;
+    const vx = b && gap > 0 ? (x - onGrid(b.x)) / gap : 0;
+    const vy = b && gap > 0 ? (y - onGrid(b.y)) / gap : 0;
+    out.push({ x, y, vx, vy });
+  }
+  return out;
+}
+
+/**
  * The server's short memory of the fight (enemies on the wire grid, ships exact), and
  * the picture each player saw, rebuilt from it: the base a frame names, run forward
  * with that player's own path. Never reaches further back than `maxRewindTicks`.
@@ -179,10 +222,11 @@ export class ViewHistory {
     const base = this.#at(opts.tick - lag);
     if (!base) return undefined;
     const before = this.#at(base.tick - this.#gapTicks);
-    const others = base.ships.filter((s) => s.id !== id && s.active).map((s) => ({
-      x: onGrid(s.x),
-      y: onGrid(s.y),
-    }));
+    const others = otherShips(base.ships, {
+      before: before?.ships ?? [],
+      selfId: id,
+      gapTicks: before ? base.tick - before.tick : 0,
+    });
     const seen = viewEnemies(
       { tick: base.tick, enemies: base.enemies, before: before?.enemies ?? [], others },
       {

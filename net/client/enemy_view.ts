@@ -11,7 +11,9 @@ import { CONTENT } from "../../content/mod.ts";
 import {
   type ArenaDef,
   type EnemySample,
+  otherShips,
   type SeenEnemy,
+  type ShipSample,
   type ViewBase,
   viewEnemies,
 } from "../../sim/mod.ts";
@@ -102,8 +104,11 @@ export class EnemyView {
       tick: base.tick,
       enemies: samples(base.enemies, this.#killed),
       before: before ? samples(before.enemies, this.#killed) : [],
-      others: base.players.filter((p) => p.id !== opts.selfId && (p.flags & PlayerFlag.Active))
-        .map((p) => ({ x: p.x, y: p.y })),
+      others: otherShips(ships(base), {
+        before: before ? ships(before) : [],
+        selfId: opts.selfId,
+        gapTicks: before ? base.tick - before.tick : 0,
+      }),
     };
     const seen = viewEnemies(view, {
       ticks: Math.max(0, tick - base.tick),
@@ -112,6 +117,15 @@ export class EnemyView {
     });
     return seen.map((s) => ({ ...records.get(s.id)!, x: s.x, y: s.y }));
   }
+}
+
+function ships(snap: SnapshotMsg): ShipSample[] {
+  return snap.players.map((p) => ({
+    id: p.id,
+    x: p.x,
+    y: p.y,
+    active: (p.flags & PlayerFlag.Active) !== 0,
+  }));
 }
 
 function samples(enemies: readonly EnemySnap[], killed: ReadonlySet<number>): EnemySample[] {

@@ -31,6 +31,8 @@ export class InputClock {
   /** The client's clock as applied: its tick minus local time in ticks (moves gently). */
   #offsetTicks = NaN;
   #offsetAtMs = 0;
+  /** Until then (just arrived, the estimates still settling) the clock follows at once. */
+  #settledAtMs = 0;
 
   /** A round trip measured: the hello's, then every ping's. */
   addRtt(sampleMs: number): void {
@@ -51,6 +53,7 @@ export class InputClock {
   enter(tick: number, nowMs: number): void {
     this.#offsets = [{ atMs: nowMs, value: tick - nowMs / TICK_MS }];
     this.#offsetTicks = NaN;
+    this.#settledAtMs = nowMs + LEAD_SLEW.warmUpMs;
   }
 
   /**
@@ -85,7 +88,8 @@ export class InputClock {
     }
     if (short > 0) {
       // Short by `short` with the extra lead of the moment: ask for that much more.
-      const extra = Math.max(0, this.leadTicks - this.#baseLeadTicks());
+      const lead = this.leadTicks;
+      const extra = Number.isFinite(lead) ? Math.max(0, lead - this.#baseLeadTicks()) : 0;
       this.#fadeLate(nowMs);
       this.#lateTicks = Math.min(
         LATE_INPUT.maxTicks,
@@ -136,14 +140,16 @@ export class InputClock {
    * Both the estimate of the server's clock (its least-delayed sample changes as jitter
    * comes and goes) and the lead move the client's clock by at most LEAD_SLEW per
    * second, so the local ship never freezes or leaps; only a gap too large to be
-   * jitter (a new instance, a frozen page) is closed at once.
+   * jitter (a frozen page) is closed at once, and so is any in the first moments in an
+   * instance, while the first snapshots teach the estimates what the Enter could not.
    */
   targetTick(nowMs: number): number {
     const wanted = this.#serverOffsetTicks() + this.wantedLeadTicks(nowMs);
     const dtS = Math.max(0, nowMs - this.#offsetAtMs) / 1000;
     this.#offsetAtMs = nowMs;
     const gap = wanted - this.#offsetTicks;
-    if (!Number.isFinite(this.#offsetTicks) || Math.abs(gap) > LEAD_SLEW.snapTicks) {
+    const settling = nowMs < this.#settledAtMs;
+    if (!Number.isFinite(this.#offsetTicks) || settling || Math.abs(gap) > LEAD_SLEW.snapTicks) {
       this.#offsetTicks = wanted;
     } else {
       const step = (gap > 0 ? LEAD_SLEW.raisePerSec : LEAD_SLEW.lowerPerSec) * dtS;

@@ -525,6 +525,11 @@ export class ClientRuntime {
     return this.#replica?.tick ?? 0;
   }
 
+  /** How far ahead of the server's estimated tick input is named now, in ticks. */
+  get inputLeadTicks(): number {
+    return this.#clock.leadTicks;
+  }
+
   /** Unacknowledged frames (oldest first). */
   get pendingInputs(): readonly InputFrame[] {
     return this.#history;

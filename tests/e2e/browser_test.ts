@@ -11,7 +11,7 @@ import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium
 import type { ClientRuntime } from "../../net/client/runtime.ts";
 import { CloseCode } from "../../net/wire/protocol.ts";
 import { realClock } from "../../net/server/scheduler.ts";
-import { linkSpec } from "../../net/link/mod.ts";
+import { type LinkSpec, linkSpec, parseLinkSpec } from "../../net/link/mod.ts";
 import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
 import { bundleClient, stopBundler } from "../../tools/build.ts";
@@ -37,11 +37,11 @@ interface Bh {
 }
 type WithBh = { __bh: Bh };
 
-/** The real server on a free loopback port. */
-async function startServer() {
+/** The real server on a free loopback port, behind a simulated link (75 ms each way). */
+async function startServer(link: LinkSpec = linkSpec({ delayMs: ONE_WAY_MS })) {
   const server = new GameServer({ clock: realClock });
   const js = bundleClient({ minify: false });
-  const app = createApp(server, { clientJs: () => js, linkSim: linkSpec({ delayMs: ONE_WAY_MS }) });
+  const app = createApp(server, { clientJs: () => js, linkSim: link });
   server.start();
   const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
   await js; // a bundling error fails here, not as a blank page
@@ -419,6 +419,128 @@ Deno.test({
     } finally {
       await ctx.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await srv.close();
+    }
+  },
+});
+
+/** What the page saw on one drawn frame (see the 150 ± 50 test). */
+interface DrawnFrame {
+  readonly atMs: number;
+  readonly self: { x: number; y: number } | undefined;
+  /** Own shots drawn, with their uids. */
+  readonly shots: { uid: number; x: number; y: number }[];
+  /** An input frame with Fire held had been sampled by the time this frame was drawn. */
+  readonly fireSampled: boolean;
+}
+
+Deno.test({
+  name: "browser at 150 ± 50 ms: a shot is drawn at the muzzle on the frame that fires it",
+  ignore: !chromiumThere && !requireBrowser,
+  async fn() {
+    if (!chromiumThere) {
+      throw new Error(`REQUIRE_BROWSER=1 but ${CHROMIUM_PATH} is missing: install Chromium`);
+    }
+    const srv = await startServer(parseLinkSpec("150±50"));
+    const { ctx, dir } = await launch();
+    try {
+      const page = ctx.pages()[0] ?? await ctx.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (e) => errors.push(String(e)));
+      await join(page, srv.url, "Muzzle");
+      const inDungeon = () =>
+        (globalThis as unknown as WithBh).__bh.runtime?.world?.kind === "dungeon";
+      await walkTo(page, HUB.portals[0], { done: inDungeon, timeoutMs: 20_000 });
+      await page.waitForFunction(
+        () => (globalThis as unknown as WithBh).__bh.runtime?.selfSnapshot() !== undefined,
+        undefined,
+        { timeout: 5000 },
+      );
+      await page.waitForTimeout(500);
+
+      // Record every frame the renderer draws: the ship and the own shots in its scene.
+      await page.evaluate(() => {
+        const bh = (globalThis as unknown as WithBh).__bh;
+        const renderer = bh.renderer!;
+        const log: DrawnFrame[] = [];
+        (globalThis as unknown as { drawn: DrawnFrame[] }).drawn = log;
+        const draw = renderer.draw.bind(renderer);
+        renderer.draw = (scene) => {
+          const me = bh.runtime!.playerId;
+          const pool = scene.bullets;
+          const shots = [];
+          for (let i = 0; i < pool.count; i++) {
+            if (pool.owner[i] === me) shots.push({ uid: pool.uid[i], x: pool.x[i], y: pool.y[i] });
+          }
+          const self = scene.self && { x: scene.self.x, y: scene.self.y };
+          const fireSampled = bh.runtime!.pendingInputs.some((f) => (f.buttons & 1) !== 0);
+          log.push({ atMs: performance.now(), self, shots, fireSampled });
+          draw(scene);
+        };
+      });
+      // Aim straight up, into the empty arena, then fire.
+      const ship = await page.evaluate(() => {
+        const bh = (globalThis as unknown as WithBh).__bh;
+        const me = bh.runtime!.selfView()!;
+        return bh.renderer!.camera.toScreen(me.x, me.y - 200);
+      });
+      await page.mouse.move(ship.x, ship.y);
+      await page.waitForTimeout(200);
+      const pressedAt = await page.evaluate(() => performance.now());
+      await page.keyboard.down("Space");
+      await page.waitForTimeout(120);
+      await shot(page, "11_fire_at_150ms.png");
+      // A close look at the ship: the hitbox disc is drawn at the judged radius.
+      const at = await page.evaluate(() => {
+        const bh = (globalThis as unknown as WithBh).__bh;
+        const me = bh.runtime!.selfView()!;
+        return bh.renderer!.camera.toScreen(me.x, me.y);
+      });
+      await page.screenshot({
+        path: new URL("12_hitbox_closeup.png", SHOTS).pathname,
+        clip: { x: at.x - 60, y: at.y - 120, width: 120, height: 160 },
+      });
+      await page.waitForTimeout(840);
+      await page.keyboard.up("Space");
+      await page.waitForTimeout(1000); // every shot confirmed (or refused) by the server by now
+      const frames = await page.evaluate(() =>
+        (globalThis as unknown as { drawn: DrawnFrame[] }).drawn
+      );
+
+      const after = frames.filter((f) => f.atMs >= pressedAt);
+      const sampled = after.findIndex((f) => f.fireSampled);
+      assert.ok(sampled >= 0, "the fire input was sampled");
+      const f = after[sampled];
+      assert.ok(f.shots.length > 0, "the frame that sampled the fire input draws a shot");
+      const nearest = Math.min(
+        ...f.shots.map((s) => Math.hypot(s.x - f.self!.x, s.y - f.self!.y)),
+      );
+      console.log(
+        `the fire input was sampled ${(f.atMs - pressedAt).toFixed(0)} ms after the key ` +
+          `(drawn frame ${sampled + 1} after it), and that frame drew the shot ` +
+          `${nearest.toFixed(1)} px from the ship's centre (round trip 300 ± 100 ms)`,
+      );
+      // The server's copy would need a round trip (≥ 200 ms here): this one is predicted.
+      assert.ok(f.atMs - pressedAt < 150, `drawn ${f.atMs - pressedAt} ms after the key`);
+      assert.ok(nearest <= 20, `at the muzzle: ${nearest} px from the ship`);
+
+      // Matched, never doubled: no two own shots ever drawn on top of each other, and
+      // once the server has answered every drawn shot carries a server uid.
+      for (const fr of after) {
+        for (let i = 0; i < fr.shots.length; i++) {
+          for (let k = i + 1; k < fr.shots.length; k++) {
+            const d = Math.hypot(fr.shots[i].x - fr.shots[k].x, fr.shots[i].y - fr.shots[k].y);
+            assert.ok(d > 4, `two own shots ${d.toFixed(1)} px apart: one shot drawn twice`);
+          }
+        }
+      }
+      const last = after[after.length - 1];
+      const predictedLeft = last.shots.filter((s) => s.uid > 0x80000000).length;
+      assert.equal(predictedLeft, 0, "every shot still drawn was matched to the server's");
+      assert.deepEqual(errors, []);
+    } finally {
+      await ctx.close();
+      await Deno.remove(dir, { recursive: true });
       await srv.close();
     }
   },

@@ -7,6 +7,7 @@
  */
 import { CONTENT_HASH } from "../../content/mod.ts";
 import { ClientRuntime, type InputSample } from "../../net/client/runtime.ts";
+import type { OwnShotNote } from "../../net/client/replica.ts";
 import {
   decodeClientMessage,
   decodeServerMessage,
@@ -241,6 +242,8 @@ export interface SimClient {
   readonly enters: Received<EnterMsg>[];
   /** Small events with the server tick they belong to. */
   readonly events: Received<{ event: NetEvent; tick: number }>[];
+  /** What became of each own shot the runtime predicted (drawn, matched, taken back). */
+  readonly ownShots: Received<OwnShotNote>[];
   /** Results screens the server sent. */
   readonly results: Received<ResultsMsg>[];
   /** The close the server sent, once it has arrived. */
@@ -312,6 +315,7 @@ export class NetHarness {
     const enters: SimClient["enters"] = [];
     const events: SimClient["events"] = [];
     const results: SimClient["results"] = [];
+    const ownShots: SimClient["ownShots"] = [];
     const stamp = <T>(value: T): Received<T> => ({
       value,
       serverTicks: this.ticks,
@@ -323,6 +327,7 @@ export class NetHarness {
       onEnter: (msg) => enters.push(stamp(msg)),
       onEvent: (event, tick) => events.push(stamp({ event, tick })),
       onResults: (msg) => results.push(stamp(msg)),
+      onOwnShot: (note) => ownShots.push(stamp(note)),
     });
     const transport = new FakeTransport({
       forward: (data) => link.sendToClient(data),
@@ -339,6 +344,7 @@ export class NetHarness {
       enters,
       events,
       results,
+      ownShots,
       closed: undefined,
     };
     self.client = client;

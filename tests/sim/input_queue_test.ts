@@ -164,3 +164,28 @@ Deno.test("a late frame for a tick that was coasted through is stale, not applie
   assert.equal(q.offer(frame(2, { moveX: 99 }), 3), "stale");
   assert.equal(q.take(3).moveX, 10);
 });
+
+Deno.test("a frame that missed its tick is measured on its first copy, until asked", () => {
+  const q = new InputQueue(LIMITS);
+  q.offer(frame(10), 10);
+  q.take(10);
+  for (let t = 11; t <= 15; t++) q.take(t); // 11–15 ran without their frames: coasted
+  assert.equal(q.lateTicks({ reset: false }), 0, "nothing has arrived late yet");
+  // Frame 11 arrives while tick 16 is due: 5 ticks late; its redundant copies later on
+  // (and frames 12, 13 with it) must not make it look later than it was.
+  assert.equal(q.offer(frame(11), 16), "stale");
+  assert.equal(q.offer(frame(12), 16), "stale");
+  assert.equal(q.offer(frame(11), 17), "stale");
+  assert.equal(q.lateTicks({ reset: false }), 5);
+  assert.equal(q.lateTicks({ reset: true }), 5, "reported once…");
+  assert.equal(q.lateTicks({ reset: false }), 0, "…then forgotten");
+  assert.equal(q.offer(frame(16), 16), "queued", "on time again");
+  assert.equal(q.lateTicks({ reset: false }), 0);
+});
+
+Deno.test("offer() refuses a frame whose view lag is not a whole number of ticks", () => {
+  const q = new InputQueue(LIMITS);
+  assert.equal(q.offer(frame(1, { viewLag: -1 }), 1), "invalid");
+  assert.equal(q.offer(frame(1, { viewLag: 2.5 }), 1), "invalid");
+  assert.equal(q.offer(frame(1, { viewLag: 30 }), 1), "queued");
+});
