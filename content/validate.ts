@@ -79,6 +79,17 @@ class Report {
     if (typeof value !== "string" || value.trim() === "") this.add(path, field, "needs some text");
   }
 
+  /** An `id` that must be the entry's place in its list: the wire names `what` by place. */
+  place(path: string, opts: { id: number; index: number; what: string }): void {
+    if (opts.id !== opts.index) {
+      this.add(
+        path,
+        "id",
+        `${opts.id}, but it is entry ${opts.index}: the wire names ${opts.what} by place`,
+      );
+    }
+  }
+
   /** A `#rrggbb` colour (the renderer derives glows and translucent fills from it). */
   hex(path: string, field: string, value: unknown): void {
     if (typeof value !== "string" || !/^#[0-9a-fA-F]{6}$/.test(value)) {
@@ -115,9 +126,7 @@ export function validateContent(content: Content): string[] {
 
   content.bulletKinds.forEach((k, i) => {
     const path = `bulletKinds[${i}] "${k.name}"`;
-    if (k.id !== i) {
-      r.add(path, "id", `${k.id}, but it is entry ${i}: the wire names kinds by place`);
-    }
+    r.place(path, { id: k.id, index: i, what: "kinds" });
     r.text(path, "name", k.name);
     r.num(path, "z", k.z, [-1000, 1000]);
     checkLayers(r, path, "layers", k.layers);
@@ -224,9 +233,7 @@ function checkEnemy(ctx: Ctx, opts: { enemy: EnemyContent; index: number }): voi
   const { r } = ctx;
   const e = opts.enemy;
   const path = `enemies[${opts.index}] "${e.name}"`;
-  if (e.id !== opts.index) {
-    r.add(path, "id", `${e.id}, but it is entry ${opts.index}: the wire names enemies by place`);
-  }
+  r.place(path, { id: e.id, index: opts.index, what: "enemies" });
   r.text(path, "name", e.name);
   r.num(path, "hp", e.hp, [Number.MIN_VALUE, MAX_ENEMY_HP]);
   r.positive(path, "radiusPx", e.radiusPx);
@@ -255,9 +262,7 @@ function checkBoss(ctx: Ctx, opts: { boss: BossContent; index: number }): void {
   const { r } = ctx;
   const b = opts.boss;
   const path = `bosses[${opts.index}] "${b.name}"`;
-  if (b.id !== opts.index) {
-    r.add(path, "id", `${b.id}, but it is entry ${opts.index}: the wire names bosses by place`);
-  }
+  r.place(path, { id: b.id, index: opts.index, what: "bosses" });
   r.text(path, "name", b.name);
   r.num(path, "x", b.x, [0, GRID.posPx.max]);
   r.num(path, "y", b.y, [0, GRID.posPx.max]);

@@ -117,7 +117,7 @@ Deno.test("every bullet in flight reaches a joiner through Enter bit for bit, an
 });
 
 Deno.test("every volley of a fight, decoded off the wire, spawns bullets identical in every field", () => {
-  const { volleys } = fight(1500);
+  const { volleys } = fight(900);
   const players = volleys.filter((v) => v.team === 1).length;
   assert.ok(players > 50 && volleys.length - players > 50, "player shots and boss volleys");
   const kinds = new Set(volleys.map((v) => v.spec.kind));
