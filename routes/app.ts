@@ -11,6 +11,7 @@ import {
   type GameServer,
   health,
   LinkTransport,
+  realClock,
   type Refusal,
   renderMetrics,
   type Transport,
@@ -46,12 +47,6 @@ export interface AppOptions {
   /** The clock the simulated link runs on (the real one unless a test brings its own). */
   readonly linkClock?: LinkClock;
 }
-
-const REAL_LINK_CLOCK: LinkClock = {
-  now: () => performance.now(),
-  setTimer: (fn, ms) => setTimeout(fn, ms) as unknown as number,
-  clearTimer: (id) => clearTimeout(id),
-};
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -175,7 +170,7 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
     headers.set("cross-origin-opener-policy", "same-origin");
     return;
   });
-  const linkClock = opts.linkClock ?? REAL_LINK_CLOCK;
+  const linkClock = opts.linkClock ?? realClock;
   let linkStreams = 0;
 
   app.get("/", (c) => c.html(PAGE));

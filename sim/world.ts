@@ -20,6 +20,7 @@ import { movePlayer } from "./movement.ts";
 import { stepEnemyMotion } from "./enemy_motion.ts";
 import { onGrid, type SeenEnemy, ViewHistory } from "./player_view.ts";
 import { Rng } from "./rng.ts";
+import { TICK_HZ } from "./time.ts";
 import {
   type BossDef,
   Button,
@@ -245,6 +246,17 @@ export class SimWorld {
         active: p.status === "active",
       })),
     });
+  }
+
+  /**
+   * How far an enemy and a picture of it can be apart: both left the same base at most
+   * `maxRewindTicks` ago, each moving at most the enemy's speed a tick.
+   */
+  #viewDrift(def: EnemyDef): number {
+    const m = def.movement;
+    const perTick = m.type === "stationary" ? 0 : m.speedPxPerS / TICK_HZ;
+    // A few pixels over, for the snapshot grid and a wall pushing an enemy out.
+    return 2 * perTick * (this.#history?.maxRewindTicks ?? 0) + 4;
   }
 
   /** The enemies as player `id` saw them on this tick, or undefined when that is the truth. */
@@ -478,13 +490,19 @@ export class SimWorld {
         pool.remove(i);
         continue;
       }
-      const seen = this.#seenBy(pool.owner[i]);
       for (let k = 0; k < this.enemies.length; k++) {
         const e = this.enemies[k];
-        // Where the shooter saw it counts too: the server favours the player.
-        const s = seen?.get(e.id);
-        const hit = circlesOverlap(x, y, r, e.x, e.y, e.def.radiusPx) ||
-          (s !== undefined && circlesOverlap(x, y, r, s.x, s.y, e.def.radiusPx));
+        // Where the shooter saw it counts too: the server favours the player. The picture
+        // is asked for only near the enemy: it cannot be further off than the rewind lets
+        // enemy and picture drift apart.
+        let hit = circlesOverlap(x, y, r, e.x, e.y, e.def.radiusPx);
+        if (!hit && this.#history) {
+          const reach = r + e.def.radiusPx + this.#viewDrift(e.def);
+          if (Math.abs(x - e.x) <= reach && Math.abs(y - e.y) <= reach) {
+            const s = this.#seenBy(pool.owner[i])?.get(e.id);
+            hit = s !== undefined && circlesOverlap(x, y, r, s.x, s.y, e.def.radiusPx);
+          }
+        }
         if (!hit) continue;
         if (shooter) shooter.damageDealt += Math.min(damage, e.hp);
         e.hp -= damage;
@@ -575,11 +593,11 @@ export class SimWorld {
         this.#hurtPlayer(p, boss.def.contactDamage);
         continue;
       }
-      const seen = this.#seenBy(p.id);
       for (const e of this.enemies) {
         if (e.def.contactDamage <= 0) continue;
         if (!circlesOverlap(p.x, p.y, pr, e.x, e.y, e.def.radiusPx)) continue;
         // Only if the player saw it touch them too: the server favours the player.
+        const seen = this.#seenBy(p.id);
         if (seen) {
           const s = seen.get(e.id);
           if (!s || !circlesOverlap(p.x, p.y, pr, s.x, s.y, e.def.radiusPx)) continue;

@@ -9,7 +9,7 @@
  * either way. Only `step` is on the clock; the pilots think between ticks.
  * Imports only sim/, content/ and sim/pilot.ts.
  *
- *   deno task bench [--json] [--scenario peak|stress] [--ticks N] [--seed N]
+ *   deno task bench [--json] [--scenario peak|peak-rewind|stress] [--ticks N] [--seed N]
  */
 import {
   type BossDef,
@@ -22,6 +22,7 @@ import {
 } from "../sim/mod.ts";
 import { BulletKind, FOLD, PLAYER, WARDEN } from "../content/mod.ts";
 import { think, viewOfWorld } from "../sim/pilot.ts";
+import { MAX_REWIND_TICKS, TICKS_PER_SNAPSHOT } from "../content/net_tuning.ts";
 
 const PILOTS = 4;
 
@@ -144,6 +145,11 @@ interface Scenario {
   /** Builds the world up to the moment the load is in place; returns the ticks it took. */
   readonly setup: (world: SimWorld, inputs: Map<number, InputFrame>) => number;
   readonly def: WorldDef;
+  /**
+   * Judge contact and shots by what each pilot saw, as the server does in a dungeon, with
+   * every frame claiming a picture this many ticks old (clamped to the rewind limit).
+   */
+  readonly viewLagTicks?: number;
 }
 
 const SCENARIOS: readonly Scenario[] = [
@@ -155,6 +161,18 @@ const SCENARIOS: readonly Scenario[] = [
     minMeanLiveBullets: 300,
     def: PEAK_WORLD,
     setup: setupPeak,
+  },
+  {
+    // The peak as the server really runs it: every pilot's picture 30 ticks old, as at
+    // 150 ± 50 ms, so each tick rebuilds what they saw (docs/NETCODE.md "Timelines").
+    name: "peak-rewind",
+    defaultTicks: 1_800,
+    warmupTicks: 600,
+    targetMedianMs: 0.1,
+    minMeanLiveBullets: 300,
+    def: PEAK_WORLD,
+    setup: setupPeak,
+    viewLagTicks: 30,
   },
   {
     name: "stress",
@@ -191,11 +209,11 @@ export interface BenchResult {
 }
 
 /** Fills `inputs` with one frame per active ship from the shared pilot. */
-function pilot(world: SimWorld, inputs: Map<number, InputFrame>): void {
+function pilot(world: SimWorld, inputs: Map<number, InputFrame>, viewLag = 0): void {
   inputs.clear();
   for (const p of world.players.values()) {
     if (p.status !== "active") continue;
-    inputs.set(p.id, think(viewOfWorld(world, p), { tick: world.tick }));
+    inputs.set(p.id, { ...think(viewOfWorld(world, p), { tick: world.tick }), viewLag });
   }
 }
 
@@ -233,7 +251,11 @@ export function runScenario(
   scenario: Scenario,
   opts: { ticks: number; seed: number },
 ): BenchResult {
-  const world = new SimWorld(scenario.def, { seed: opts.seed });
+  const world = new SimWorld(scenario.def, {
+    seed: opts.seed,
+    maxRewindTicks: scenario.viewLagTicks ? MAX_REWIND_TICKS : 0,
+    viewGapTicks: TICKS_PER_SNAPSHOT,
+  });
   for (let id = 1; id <= PILOTS; id++) world.addPlayer(id, `pilot${id}`);
   const inputs = new Map<number, InputFrame>();
   const setupTicks = scenario.setup(world, inputs);
@@ -242,7 +264,7 @@ export function runScenario(
   let playerHits = 0;
   // Warm-up runs through the very loop that measures, so the timing path is hot too.
   for (let t = -scenario.warmupTicks; t < opts.ticks; t++) {
-    pilot(world, inputs);
+    pilot(world, inputs, scenario.viewLagTicks);
     const startMs = performance.now();
     const events = world.step(inputs);
     const elapsedMs = performance.now() - startMs;
@@ -319,7 +341,8 @@ export interface BenchOptions {
   seed: number;
 }
 
-const USAGE = "usage: deno task bench [--json] [--scenario peak|stress] [--ticks N] [--seed N]";
+const USAGE =
+  "usage: deno task bench [--json] [--scenario peak|peak-rewind|stress] [--ticks N] [--seed N]";
 
 /** Reads `--json`, `--scenario NAME`, `--ticks N` and `--seed N` (also as `--flag=value`). */
 export function parseBenchArgs(args: readonly string[]): BenchOptions {

@@ -98,8 +98,9 @@ export class Instance {
     this.worldId = opts.worldId;
     this.world = new SimWorld(opts.def, {
       seed: opts.seed,
-      // Contact and shots are judged by what each player saw, up to this far back.
-      maxRewindTicks: MAX_REWIND_TICKS,
+      // Contact and shots are judged by what each player saw, up to this far back (the hub
+      // has nothing to judge: it keeps no history).
+      maxRewindTicks: opts.def.kind === "hub" ? 0 : MAX_REWIND_TICKS,
       viewGapTicks: TICKS_PER_SNAPSHOT,
     });
     this.#encoder = opts.encoder;

@@ -160,14 +160,17 @@ Deno.test("contact lands only where the player saw the enemy touch them too", ()
 });
 
 Deno.test("a shot counts where its owner saw the enemy, though the enemy has moved on", () => {
-  // A drifter jumps 100 px away; a shot lands on the spot it left. The shooter who
-  // still sees it there (15 ticks late) hits; one who sees the present misses.
+  // A drifter slips 15 px sideways (an unforeseen move); a shot lands just short of the
+  // spot it left, on the far side. The shooter who still sees it there (15 ticks late)
+  // hits; one who sees the present misses.
   const fire = (lag: number) => {
     const { world, enemyId } = judgedWorld(SPINNER);
     const e = world.enemies[0];
+    e.dirX = 0;
+    e.dirY = 0;
     for (let t = 0; t < 20; t++) world.step(frame(world, { viewLag: lag }));
     const was = { x: e.x, y: e.y };
-    e.x += 100;
+    e.x += 15;
     world.step(frame(world, { viewLag: lag }));
     spawnVolley(world.bullets, {
       birthTick: world.tick,
@@ -175,8 +178,8 @@ Deno.test("a shot counts where its owner saw the enemy, though the enemy has mov
       team: Team.Player,
       owner: 1,
       spec: PLAYER.shot,
-      speedPxPerS: 0, // parked on the spot: only where the enemy is judged to be matters
-      xs: [quantizePos(was.x)],
+      speedPxPerS: 0, // parked: only where the enemy is judged to be matters
+      xs: [quantizePos(was.x - SPINNER.radiusPx - PLAYER.shot.radiusPx + 2)],
       ys: [quantizePos(was.y)],
       angles: [quantizeAngle(0)],
     });
