@@ -14,7 +14,6 @@ import {
   type HitRecord,
   type NetEvent,
   Outcome,
-  PlayerFlag,
   type ResultsMsg,
 } from "../net/wire/mod.ts";
 import type { EscapeCancelReason } from "../sim/mod.ts";
@@ -205,6 +204,10 @@ export class Game {
       onEnter: (e) => this.#onEnter(e),
       onHit: (h) => this.#onHit(h),
       onResults: (r) => this.#onResults(r),
+      // The shot sounds as it is drawn: at the muzzle, on the frame that fired it.
+      onOwnShot: (n) => {
+        if (n.outcome === "predicted") this.sound.play("shot", performance.now());
+      },
     });
     this.#client = client;
     client.closed.then(() => {
@@ -266,9 +269,6 @@ export class Game {
     }
     this.effects.prune(now, rt.replicaTick);
     const focus = (this.input.lastButtons & Button.Focus) !== 0;
-    const firing = (this.input.lastButtons & Button.Fire) !== 0;
-    const active = ((rt.selfSnapshot()?.flags ?? 0) & PlayerFlag.Active) !== 0;
-    if (firing && active && rt.world?.kind === "dungeon") this.sound.play("shot", now);
     const renderer = this.#renderer;
     if (renderer) renderer.touch = this.touch.value;
     const scene = sceneFromRuntime(rt, {
