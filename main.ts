@@ -3,16 +3,22 @@
  * or process signals: config → game server → Hono app → Deno.serve.
  */
 import {
+  type CertificatePair,
   ClusterNode,
+  type Config,
   FrontDoor,
   GameServer,
   loadConfig,
   type Logger,
+  quicAvailable,
   realClock,
+  selfSignedCertificate,
   TokenSigner,
+  WEBTRANSPORT_PATH,
+  WebTransportServer,
 } from "./net/server/mod.ts";
 import { openStore, Registry } from "./net/server/registry/mod.ts";
-import { BOSS_RUSH_DELAY_TICKS, CLUSTER_TIMING } from "./content/net_tuning.ts";
+import { BOSS_RUSH_DELAY_TICKS, CLUSTER_TIMING, WEBTRANSPORT } from "./content/net_tuning.ts";
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
 
@@ -71,6 +77,57 @@ async function clientSource(dev: boolean): Promise<() => Promise<string>> {
   return () => current;
 }
 
+/**
+ * WebTransport on its UDP port, with the operator's certificate files (re-read at every
+ * rotation, so a renewal is picked up) or a self-signed one made afresh each time.
+ */
+async function startWebTransport(
+  server: GameServer,
+  config: Config,
+  log: Logger,
+): Promise<WebTransportServer | undefined> {
+  const wt = config.webTransport;
+  if (!wt.enabled) return undefined;
+  if (!quicAvailable()) {
+    console.log("WebTransport off: this Deno has no QUIC (run with --unstable-net)");
+    return undefined;
+  }
+  const { certFile, keyFile } = wt;
+  const hostnames = ["localhost", "127.0.0.1", config.host];
+  if (config.publicOrigin) hostnames.push(new URL(config.publicOrigin).hostname);
+  const certificate = async (): Promise<CertificatePair> => {
+    if (certFile && keyFile) {
+      const certPem = await Deno.readTextFile(certFile);
+      return {
+        certPem,
+        keyPem: await Deno.readTextFile(keyFile),
+        sha256: new Uint8Array(0),
+        notAfterMs: NaN,
+        selfSigned: false,
+      };
+    }
+    return await selfSignedCertificate(Date.now(), {
+      validityDays: WEBTRANSPORT.certValidityDays,
+      hostnames: [...new Set(hostnames)],
+    });
+  };
+  const wts = new WebTransportServer(server, {
+    hostname: wt.host,
+    port: wt.port,
+    certificate,
+    rotateEveryMs: WEBTRANSPORT.certRotateMs,
+    log,
+  });
+  try {
+    await wts.start();
+  } catch (err) {
+    console.error(`WebTransport off: ${(err as Error).message}`);
+    return undefined;
+  }
+  console.log(`WebTransport on udp/${wts.port} (${certFile ? "TLS_CERT" : "self-signed"})`);
+  return wts;
+}
+
 if (import.meta.main) {
   let config;
   try {
@@ -112,6 +169,7 @@ if (import.meta.main) {
       registry: config.cluster.registryUrl.replace(/\/\/[^@/]*@/, "//…@"),
     });
   }
+  const wts = await startWebTransport(server, config, log);
   const app = createApp(server, {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
@@ -123,6 +181,11 @@ if (import.meta.main) {
     trustProxy: config.trustProxy,
     linkSim: config.linkSim,
     peerHeader: config.door ? PEER_HEADER : undefined,
+    webTransport: wts && (() => ({
+      port: config.webTransport.publicPort ?? wts.port,
+      path: WEBTRANSPORT_PATH,
+      certificateHashes: wts.certificateHashes,
+    })),
   });
   if (config.linkSim) {
     log("link_sim", { link: formatLinkSpec(config.linkSim), note: "every connection is slowed" });
@@ -164,6 +227,7 @@ if (import.meta.main) {
     // Give the close frames a moment on the wire: http.shutdown() aborts upgraded sockets,
     // and clients should read "server restarting", not a bare 1001.
     await new Promise((r) => setTimeout(r, Math.min(300, config.shutdownGraceMs)));
+    wts?.close();
     await http.shutdown();
     await door?.close();
     if (socketDir) await Deno.remove(socketDir, { recursive: true }).catch(() => {});

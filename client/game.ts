@@ -6,7 +6,12 @@
  */
 import { signal } from "@preact/signals";
 import { CONTENT } from "../content/mod.ts";
-import { type ClientRuntime, connectClient, type WsClient } from "../net/client/mod.ts";
+import {
+  type ClientRuntime,
+  connectClient,
+  fetchServerAddress,
+  type GameClient,
+} from "../net/client/mod.ts";
 import {
   Choice,
   type EnterMsg,
@@ -48,8 +53,10 @@ const CANCEL_TEXT: Record<EscapeCancelReason, string> = {
 
 /** Options of the game controller. */
 export interface GameOptions {
-  /** The game socket's URL (ws: or wss:). */
-  readonly url: string;
+  /** The page's URL: GET /transport there says how to connect (WebTransport, then /ws). */
+  readonly pageUrl: string;
+  /** Skip WebTransport (`?ws=1`). */
+  readonly webSocketOnly?: boolean;
   /** Where to remember the player's name; absent in private modes that refuse storage. */
   readonly storage?: Storage;
 }
@@ -73,9 +80,12 @@ export class Game {
   readonly calm = signal(false);
   /** The touch focus toggle. */
   readonly focusOn = signal(false);
-  readonly #url: string;
+  readonly #pageUrl: string;
+  readonly #webSocketOnly: boolean;
   readonly #storage: Storage | undefined;
-  #client: WsClient | undefined;
+  #client: GameClient | undefined;
+  /** Bumped by every connect: an older attempt still resolving its address gives up. */
+  #attempt = 0;
   #renderer: Renderer | undefined;
   #bench: BenchScene | undefined;
   #benchFlush = false;
@@ -88,7 +98,8 @@ export class Game {
   #bossHp = -1;
 
   constructor(opts: GameOptions) {
-    this.#url = opts.url;
+    this.#pageUrl = opts.pageUrl;
+    this.#webSocketOnly = opts.webSocketOnly ?? false;
     this.#storage = opts.storage;
     this.name.value = safeGet(this.#storage, NAME_KEY) ?? "";
     this.input = new InputController({
@@ -185,19 +196,25 @@ export class Game {
     this.#stopLoops();
     this.input.detach();
     this.sound.detach();
+    this.#attempt++;
     this.#client?.close(1000, "page closed");
   }
 
-  #connect(): void {
+  async #connect(): Promise<void> {
+    const attempt = ++this.#attempt;
     this.#stopLoops();
     this.#client?.close(1000, "reconnecting");
+    this.#client = undefined;
     this.error.value = "";
     this.screen.value = "connecting";
     this.hud.reset();
     this.results.value = null;
     this.effects.clear();
     this.#flashes = [];
-    const client = connectClient(this.#url, {
+    const address = await fetchServerAddress(this.#pageUrl);
+    if (attempt !== this.#attempt) return;
+    const client = connectClient(address, {
+      webSocketOnly: this.#webSocketOnly,
       name: this.name.value,
       now: () => performance.now(),
       onEvent: (e) => this.#onEvent(e),
@@ -314,7 +331,9 @@ export class Game {
     const rt = this.#client?.runtime;
     const s = rt?.stats;
     const times = this.#renderer?.drawTimes(120) ?? [];
+    const via = this.#client?.transport;
     this.hud.net.value = {
+      transport: via === "webtransport" ? "WebTransport" : via === "websocket" ? "WebSocket" : "",
       rttMs: s?.rttMs ?? 0,
       inKBps: (s?.bytesInPerSec ?? 0) / 1024,
       outKBps: (s?.bytesOutPerSec ?? 0) / 1024,

@@ -336,6 +336,7 @@ function Netgraph({ hud }: { hud: HudState }) {
   const n = hud.net.value;
   if (!n) return <div class="panel netgraph">netgraph…</div>;
   const rows: [string, string][] = [
+    ["via", n.transport || "…"],
     ["RTT", `${n.rttMs.toFixed(0)} ms`],
     ["in", `${n.inKBps.toFixed(1)} KB/s`],
     ["out", `${n.outKBps.toFixed(1)} KB/s`],

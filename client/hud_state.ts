@@ -40,6 +40,8 @@ export interface WaveHud {
 
 /** Figures of the netgraph. */
 export interface NetgraphData {
+  /** "WebTransport" or "WebSocket" (and why not WebTransport), "" before choosing. */
+  readonly transport: string;
   readonly rttMs: number;
   readonly inKBps: number;
   readonly outKBps: number;

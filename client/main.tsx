@@ -1,6 +1,7 @@
 /**
  * Browser entry: injects the stylesheet, builds the Game for this page's server
- * (ws: or wss: on the same host, path /ws) and mounts the screens. `?bench=N`
+ * (WebTransport if offered and it opens within 1 s, else the WebSocket at /ws;
+ * `?ws=1` skips WebTransport) and mounts the screens. `?bench=N`
  * skips networking and draws a synthetic scene of N bullets for
  * tools/render_bench.ts (`&flush=1` also times the rasteriser).
  */
@@ -15,7 +16,8 @@ document.head.append(style);
 
 const params = new URLSearchParams(location.search);
 const game = new Game({
-  url: `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}/ws`,
+  pageUrl: location.href,
+  webSocketOnly: params.get("ws") === "1",
   storage: globalThis.localStorage,
 });
 

@@ -16,6 +16,11 @@ export const INTEREST_PLAYERS = 10;
 export const SNAPSHOT_HZ = 20;
 /** Server ticks between two snapshots. */
 export const TICKS_PER_SNAPSHOT = 60 / SNAPSHOT_HZ;
+/**
+ * Snapshots each side keeps as delta baselines (1.6 s): an acknowledgement older than
+ * that gets a whole snapshot.
+ */
+export const SNAPSHOT_BASELINES = 32;
 
 /** The input audit's limits. */
 export const INPUT_LIMITS = {
@@ -27,8 +32,25 @@ export const INPUT_LIMITS = {
   coastTicks: ticks(0.25),
 } as const;
 
-/** Most input frames one input message may carry (the newest and its redundant copies). */
-export const INPUT_FRAMES_PER_MESSAGE = 3;
+/**
+ * How input travels. Over a reliable stream (WebSocket) redundancy buys nothing, so
+ * ticks are batched: fewer frames, each with 58 B of TCP/IP and WebSocket headers.
+ * Over datagrams each message also repeats the batches before it, so a lost datagram
+ * costs nothing: its frames come again one batch later, which the lead's margin covers
+ * for a 2-tick batch (4 ticks would save packets but turn a lost datagram into late
+ * frames and corrections). The client leads the server by `batchTicks − 1` extra ticks, so the
+ * oldest frame of a batch still arrives before its tick runs.
+ */
+export const INPUT_SENDING = {
+  reliable: { batchTicks: 4, redundancy: 1 },
+  datagram: { batchTicks: 2, redundancy: 3 },
+} as const;
+/** A pong waits at most this long for a frame that goes anyway (snapshots come every 50 ms). */
+export const PONG_MAX_HOLD_MS = 60;
+/** Most messages one client frame may carry (an input batch and a ping, in practice). */
+export const MAX_CLIENT_MESSAGES_PER_FRAME = 4;
+/** Most input frames one message may carry (a batch and its redundant copies). */
+export const MAX_INPUT_FRAMES_PER_MESSAGE = 12;
 
 /** Delays of server decisions. */
 export const TRANSFER_DELAYS = {
@@ -107,6 +129,24 @@ export const LATE_INPUT = {
  * at once (a page that was frozen), and any gap in the first `warmUpMs` in an instance.
  */
 export const LEAD_SLEW = { raisePerSec: 6, lowerPerSec: 2, snapTicks: 30, warmUpMs: 1000 } as const;
+
+/**
+ * Over datagrams, once a snapshot goes unacknowledged, each snapshot is sent twice (a
+ * tick apart) for `holdMs` after the last loss seen. `settleMs`: how long an
+ * acknowledgement may take before its snapshot counts as lost (a round trip and an
+ * input batch, with room).
+ */
+export const SNAPSHOT_REPEAT = { settleMs: 400, holdMs: 30_000 } as const;
+
+/** WebTransport: certificates made here, and how long the client waits before WebSocket. */
+export const WEBTRANSPORT = {
+  /** Browsers trust a certificate by hash for at most 14 days, back-dating included. */
+  certValidityDays: 13,
+  /** A fresh certificate (or a fresh read of TLS_CERT/TLS_KEY) this often. */
+  certRotateMs: 24 * 3_600_000,
+  /** The client gives WebTransport this long to open before falling back to WebSocket. */
+  fallbackAfterMs: 1000,
+} as const;
 
 /** Abuse limits and their defaults (main.ts may override from the environment). */
 export const LIMITS = {

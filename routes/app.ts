@@ -1,6 +1,7 @@
 /**
  * The Hono app: the page and its bundle, `/ws` upgraded into a game connection,
- * `/healthz` and `/metrics`. Thin on purpose: the game lives in net/. Every answer
+ * `/transport` (where WebTransport listens, and its certificate hash), `/healthz` and
+ * `/metrics`. Thin on purpose: the game lives in net/. Every answer
  * carries a strict CSP; a Host the server does not know (DNS rebinding) gets 421;
  * a refused game connection is refused before the upgrade, with an HTTP status and
  * a reason a page can fetch (GET /ws without an upgrade).
@@ -46,6 +47,23 @@ export interface AppOptions {
   readonly linkSim?: LinkSpec;
   /** The clock the simulated link runs on (the real one unless a test brings its own). */
   readonly linkClock?: LinkClock;
+  /** Where WebTransport listens now, if it does (the certificate hash changes on rotation). */
+  readonly webTransport?: () => TransportOffer["webTransport"];
+}
+
+/**
+ * GET /transport: how the page may connect. The page tries WebTransport on the page's
+ * own host at `port` first (pinning `certificateHashes` when the server made its own
+ * certificate), then the WebSocket at `/ws`.
+ */
+export interface TransportOffer {
+  readonly webTransport: {
+    readonly port: number;
+    readonly path: string;
+    /** Base64 SHA-256 of a self-signed certificate; empty for a CA-signed one. */
+    readonly certificateHashes: readonly string[];
+  } | null;
+  readonly webSocketPath: string;
 }
 
 const PAGE = `<!doctype html>
@@ -187,6 +205,14 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
       return c.body(FAVICON_SVG);
     });
   }
+  app.get("/transport", (c) => {
+    c.header("cache-control", "no-store");
+    const offer: TransportOffer = {
+      webTransport: opts.webTransport?.() ?? null,
+      webSocketPath: "/ws",
+    };
+    return c.json(offer);
+  });
   app.get("/healthz", (c) => {
     const h = health(server);
     return c.json(h, h.ok ? 200 : 503);

@@ -134,7 +134,11 @@ export function runFairness(
       },
     });
     const down = new LinkPipe<() => void>(link.down, { clock, deliver: (f) => f() });
+    // Each message is delivered on its own (a frame of one message is that message).
     const transport: Transport = {
+      kind: "websocket",
+      datagrams: false,
+      flush: () => {},
       sendReliable: (data) => down.send(() => runtime.receive(data, clock.now())),
       sendLatest: (data) => {
         down.send(() => runtime.receive(data, clock.now()));

@@ -1,16 +1,29 @@
 /**
- * The smoke run: the real server process on a free 127.0.0.1 port and four bots
- * over real WebSockets. They meet in the hub, walk into the portal, land in the
- * same dungeon, fight the trash and the Warden; one escapes mid-fight; the rest
- * clear the boss or die, and everyone ends in the hub. Every step is asserted from
- * what the clients received; the last line is JSON with the traffic figures.
- * `deno task smoke` runs it; tests/e2e/smoke_test.ts runs it in CI.
+ * The smoke run: the real server process on a free 127.0.0.1 port and four bots,
+ * once over WebTransport and once over WebSocket. They meet in the hub, walk into
+ * the portal, land in the same dungeon, fight the trash and the Warden; one escapes
+ * mid-fight; the rest clear the boss or die, and everyone ends in the hub. Every
+ * step is asserted from what the clients received. It prints one JSON line of
+ * figures per transport, the last one WebSocket's.
+ *
+ * Traffic is counted twice: payload (what the runtime read and wrote) and wire.
+ * WebSocket wire = payload + frame headers + 52 B of TCP/IP per frame. WebTransport
+ * wire = the real UDP datagrams (QUIC headers, acks, handshakes and all, counted by
+ * a relay in front of each bot) + 28 B of UDP/IP each.
+ *
+ *   deno task smoke                          both transports, a server of its own
+ *   deno task smoke --transport websocket    one of them
+ *   deno task smoke --url ws://HOST:PORT/ws  against a running server
+ *
+ * tests/e2e/smoke_test.ts runs it in CI.
  */
-import { Bot } from "../net/client/mod.ts";
-import { EnterReason } from "../net/wire/mod.ts";
+import { Bot, fetchServerAddress, type ServerAddress } from "../net/client/mod.ts";
+import { EnterReason, type TransportKind } from "../net/wire/mod.ts";
+import { UdpRelay } from "./udp_relay.ts";
 
 /** Figures of one run; `downBytesPerSecPerClient` etc. are means over the boss fight. */
 export interface SmokeReport {
+  transport: TransportKind;
   ok: boolean;
   failures: string[];
   steps: string[];
@@ -18,6 +31,9 @@ export interface SmokeReport {
   bossDefeated: boolean;
   downBytesPerSecPerClient: number;
   upBytesPerSecPerClient: number;
+  /** Downstream on the wire, headers included (see the module comment). */
+  wireDownBytesPerSecPerClient: number;
+  wireUpBytesPerSecPerClient: number;
   eventBytesPerSecPerClient: number;
   bulletBytesPerSecPerClient: number;
   peakLiveBullets: number;
@@ -65,6 +81,21 @@ function freePort(): number {
   return port;
 }
 
+function freeUdpPort(): number {
+  const socket = Deno.listenDatagram({ transport: "udp", hostname: "127.0.0.1", port: 0 });
+  const { port } = socket.addr as Deno.NetAddr;
+  socket.close();
+  return port;
+}
+
+/** Options of one smoke run. */
+export interface SmokeOptions {
+  readonly transport: TransportKind;
+  /** A running server's ws:// URL; absent: start one. */
+  readonly url?: string;
+  readonly log?: (line: string) => void;
+}
+
 async function waitFor(what: string, cond: () => boolean, timeoutMs: number): Promise<void> {
   const start = performance.now();
   while (!cond()) {
@@ -79,17 +110,26 @@ async function fetchText(url: string): Promise<string> {
 }
 
 /** Runs the whole smoke scenario and reports; never throws for a game failure. */
-export async function runSmoke(opts: { log?: (line: string) => void } = {}): Promise<SmokeReport> {
+export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
   const log = opts.log ?? (() => {});
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const server = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", new URL("../main.ts", import.meta.url).pathname],
-    env: { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
+  const port = opts.url ? Number(new URL(opts.url).port) : freePort();
+  const base = opts.url
+    ? new URL(opts.url).origin.replace(/^ws/, "http")
+    : `http://127.0.0.1:${port}`;
+  const server = opts.url ? undefined : new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-net", new URL("../main.ts", import.meta.url).pathname],
+    env: {
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "warn",
+      WEBTRANSPORT_PORT: String(freeUdpPort()),
+    },
     stdout: "null",
     stderr: "piped",
   }).spawn();
+  const relays: UdpRelay[] = [];
   const report: SmokeReport = {
+    transport: opts.transport,
     ok: false,
     failures: [],
     steps: [],
@@ -97,6 +137,8 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     bossDefeated: false,
     downBytesPerSecPerClient: 0,
     upBytesPerSecPerClient: 0,
+    wireDownBytesPerSecPerClient: 0,
+    wireUpBytesPerSecPerClient: 0,
     eventBytesPerSecPerClient: 0,
     bulletBytesPerSecPerClient: 0,
     peakLiveBullets: 0,
@@ -130,15 +172,35 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     }
     step(`server healthy on port ${port}`);
 
+    const offer = await fetchServerAddress(base);
+    const wt = offer.webTransport;
+    if (opts.transport === "webtransport" && !wt) {
+      throw new Error("the server offers no WebTransport");
+    }
     for (let i = 1; i <= 4; i++) {
-      bots.push(new Bot(`ws://127.0.0.1:${port}/ws`, { name: `bot${i}` }));
+      const name = `bot${i}`;
+      if (opts.transport === "websocket" || !wt) {
+        bots.push(new Bot(offer, { name, webSocketOnly: true }));
+        continue;
+      }
+      // A relay per bot: its datagrams, counted both ways, are that bot's wire traffic.
+      const target = new URL(wt.url);
+      const relay = new UdpRelay({ target: udpTarget(target.hostname, Number(target.port)) });
+      relays.push(relay);
+      target.port = String(relay.port);
+      const address: ServerAddress = { ...offer, webTransport: { ...wt, url: target.href } };
+      bots.push(new Bot(address, { name }));
     }
     await waitFor(
       "all bots in the hub",
       () => bots.every((b) => b.client.runtime.instanceId === "hub"),
       10_000,
     );
-    step("4 bots joined the hub");
+    const via = bots.map((b) => b.client.transport);
+    if (via.some((t) => t !== opts.transport)) {
+      throw new Error(`bots came in over ${via.join(", ")}, not all ${opts.transport}`);
+    }
+    step(`4 bots joined the hub over ${opts.transport}`);
 
     await waitFor(
       "all bots in a dungeon",
@@ -170,7 +232,15 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     // Measure the boss fight from here.
     const fighters = bots.filter((b) => b.client.runtime.instanceId === dungeon);
     const t0 = performance.now();
-    const mark = fighters.map((b) => ({
+    const wireOf = (i: number) => {
+      const b = fighters[i];
+      const relay = relays[bots.indexOf(b)];
+      if (relay) return relay.wireBytes();
+      return { down: b.client.wire.bytesIn, up: b.client.wire.bytesOut };
+    };
+    const mark = fighters.map((b, i) => ({
+      wireDown: wireOf(i).down,
+      wireUp: wireOf(i).up,
       down: b.client.runtime.bytesInTotal,
       up: b.client.runtime.bytesOutTotal,
       ev: b.client.runtime.eventBytesTotal,
@@ -247,6 +317,8 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
 
     // Traffic over the boss fight, per client, from what the clients counted.
     const per = fighters.map((b, i) => ({
+      wireDown: wireOf(i).down - mark[i].wireDown,
+      wireUp: wireOf(i).up - mark[i].wireUp,
       down: b.client.runtime.bytesInTotal - mark[i].down,
       up: b.client.runtime.bytesOutTotal - mark[i].up,
       ev: b.client.runtime.eventBytesTotal - mark[i].ev,
@@ -260,6 +332,8 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
       whole.reduce((a, p) => a + f(p), 0) / whole.length / seconds;
     report.downBytesPerSecPerClient = Math.round(mean((p) => p.down));
     report.upBytesPerSecPerClient = Math.round(mean((p) => p.up));
+    report.wireDownBytesPerSecPerClient = Math.round(mean((p) => p.wireDown));
+    report.wireUpBytesPerSecPerClient = Math.round(mean((p) => p.wireUp));
     report.eventBytesPerSecPerClient = Math.round(mean((p) => p.ev));
     report.bulletBytesPerSecPerClient = Math.round(mean((p) => p.bullet));
     report.meanLiveBullets = liveSamples ? Math.round(liveSum / liveSamples) : 0;
@@ -307,22 +381,53 @@ export async function runSmoke(opts: { log?: (line: string) => void } = {}): Pro
     report.failures.push((err as Error).message);
   } finally {
     for (const b of bots) await b.stop();
-    server.kill("SIGTERM");
-    const status = await server.status;
-    report.serverExitCode = status.code;
-    const stderr = await new Response(server.stderr).text().catch(() => "");
-    if (status.code !== 0) {
-      report.failures.push(`server exited with ${status.code}: ${stderr.slice(-500)}`);
-    } else step("server shut down cleanly on SIGTERM");
+    for (const r of relays) r.close();
+    if (server) {
+      try {
+        server.kill("SIGTERM");
+      } catch {
+        // it already exited: its status and stderr say why
+      }
+      const status = await server.status;
+      report.serverExitCode = status.code;
+      const stderr = await new Response(server.stderr).text().catch(() => "");
+      if (status.code !== 0) {
+        report.failures.push(`server exited with ${status.code}: ${stderr.slice(-500)}`);
+      } else step("server shut down cleanly on SIGTERM");
+    }
   }
   report.ok = report.failures.length === 0;
   return report;
 }
 
+/** The relay's target: the WebTransport host, as an address a UDP socket can send to. */
+function udpTarget(hostname: string, port: number): Deno.NetAddr {
+  const host = hostname === "localhost" ? "127.0.0.1" : hostname.replace(/^\[|\]$/g, "");
+  return { transport: "udp", hostname: host, port };
+}
+
+/** The transports a command line asks for, WebSocket last. */
+export function transportsFrom(args: readonly string[]): TransportKind[] {
+  const i = args.indexOf("--transport");
+  const only = i >= 0 ? args[i + 1] : undefined;
+  if (only === "websocket" || only === "webtransport") return [only];
+  if (only !== undefined) throw new Error(`--transport must be websocket or webtransport`);
+  return ["webtransport", "websocket"];
+}
+
 if (import.meta.main) {
-  const report = await runSmoke({ log: (line) => console.log(line) });
-  for (const f of report.failures) console.error(`smoke FAILED: ${f}`);
-  const { steps: _steps, ...figures } = report;
-  console.log(JSON.stringify(figures));
-  Deno.exit(report.ok ? 0 : 1);
+  const i = Deno.args.indexOf("--url");
+  const url = i >= 0 ? Deno.args[i + 1] : undefined;
+  let ok = true;
+  const lines: string[] = [];
+  for (const transport of transportsFrom(Deno.args)) {
+    const report = await runSmoke({ transport, url, log: (line) => console.log(line) });
+    for (const f of report.failures) console.error(`smoke FAILED (${transport}): ${f}`);
+    const { steps: _steps, ...figures } = report;
+    lines.push(JSON.stringify(figures));
+    ok &&= report.ok;
+  }
+  // The figures last, one line per transport, WebSocket's at the very end.
+  for (const line of lines) console.log(line);
+  Deno.exit(ok ? 0 : 1);
 }

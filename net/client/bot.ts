@@ -1,12 +1,12 @@
 /**
- * A headless bot: a ClientRuntime over a real WebSocket, piloted by the shared
+ * A headless bot: a ClientRuntime over a real WebSocket or WebTransport, piloted by the shared
  * brain. It walks into the portal, fights, dodges crudely and escapes when told,
  * and records what it was told by the server so a smoke run can assert on it.
  */
 import { type InputSample } from "./runtime.ts";
-import { connectClient, type WsClient } from "./ws_client.ts";
+import { connectClient, type GameClient, type ServerAddress } from "./connect.ts";
 import { think } from "../../sim/pilot.ts";
-import type { EnterReason, EventName, NetEvent } from "../wire/protocol.ts";
+import type { EnterReason, EventName, NetEvent, SnapshotMsg } from "../wire/protocol.ts";
 import { CONTENT } from "../../content/mod.ts";
 
 /** What a bot has lived through. */
@@ -26,7 +26,7 @@ export type BotMode = "portal" | "fight" | "escape" | "idle";
 /** One headless player. */
 export class Bot {
   readonly name: string;
-  readonly client: WsClient;
+  readonly client: GameClient;
   readonly log: BotLog = {
     enters: [],
     events: new Map(),
@@ -42,15 +42,24 @@ export class Bot {
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    url: string,
-    opts: { name: string; now?: () => number; mode?: BotMode; portal?: number },
+    address: ServerAddress | string,
+    opts: {
+      name: string;
+      now?: () => number;
+      mode?: BotMode;
+      portal?: number;
+      webSocketOnly?: boolean;
+      onSnapshot?: (snapshot: SnapshotMsg, nowMs: number) => void;
+    },
   ) {
     this.name = opts.name;
     this.mode = opts.mode ?? "portal";
     this.portal = opts.portal ?? 0;
     this.#now = opts.now ?? (() => performance.now());
-    this.client = connectClient(url, {
+    this.client = connectClient(address, {
       name: opts.name,
+      webSocketOnly: opts.webSocketOnly,
+      onSnapshot: opts.onSnapshot,
       now: this.#now,
       onEnter: (e) =>
         this.log.enters.push({ instanceId: e.instanceId, reason: e.reason, atMs: this.#now() }),
@@ -104,7 +113,7 @@ export class Bot {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
-    if (this.client.socket.readyState <= WebSocket.OPEN) this.client.close(1000, "bot done");
+    this.client.close(1000, "bot done");
     await this.client.closed;
   }
 }

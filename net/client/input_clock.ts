@@ -20,6 +20,11 @@ const RTT_SAMPLES = 10;
 export class InputClock {
   /** Smoothed round trip, ms (0 until the first sample). */
   rttMs = 0;
+  /**
+   * Ticks a frame may wait on the client before it is sent (an input batch's first frame
+   * waits for its last): the lead covers them too.
+   */
+  extraLeadTicks = 0;
   readonly #rttSamples: number[] = [];
   /** Samples of (server tick − local ms / tick): the largest is the least delayed. */
   #offsets: { atMs: number; value: number }[] = [];
@@ -114,7 +119,8 @@ export class InputClock {
 
   /** The lead the round trip and its spread ask for, in ticks. */
   #baseLeadTicks(): number {
-    return (this.rttMs / 2 + 2 * this.jitterMs) / TICK_MS + INPUT_LEAD_MARGIN_TICKS;
+    return (this.rttMs / 2 + 2 * this.jitterMs) / TICK_MS + INPUT_LEAD_MARGIN_TICKS +
+      this.extraLeadTicks;
   }
 
   /** The lead the link asks for now, in ticks. */

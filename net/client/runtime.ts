@@ -8,9 +8,10 @@
 import { CONTENT, CONTENT_HASH, type WorldContent } from "../../content/mod.ts";
 import {
   CORRECTION_EPSILON_PX,
-  INPUT_FRAMES_PER_MESSAGE,
+  INPUT_SENDING,
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
+  SNAPSHOT_BASELINES,
 } from "../../content/net_tuning.ts";
 import {
   BulletPool,
@@ -31,6 +32,8 @@ import {
   MessageDecoder,
   MessageEncoder,
 } from "../wire/codec.ts";
+import { MAX_SERVER_FRAME_MESSAGES, packFrame, splitFrame } from "../wire/frames.ts";
+import { decodeSnapshotBody, fromSnapshotUnits, SnapshotHistory } from "../wire/snapshot_delta.ts";
 import {
   type BossSnap,
   type Choice,
@@ -45,6 +48,7 @@ import {
   type ResultsMsg,
   ServerKind,
   type SnapshotMsg,
+  type SnapshotWireMsg,
   StageCode,
   type TransferMsg,
 } from "../wire/protocol.ts";
@@ -77,8 +81,14 @@ export interface ActorView {
 
 /** Options of a runtime. */
 export interface RuntimeOptions {
-  /** Sends bytes to the server (ordered). */
+  /** Sends one frame to the server on the ordered, reliable channel. */
   readonly send: (data: Uint8Array) => void;
+  /**
+   * Sends one message as an unreliable datagram (WebTransport). When present, input goes
+   * this way, each datagram repeating the batches before it; otherwise input is batched
+   * on the ordered channel without redundancy.
+   */
+  readonly sendDatagram?: (data: Uint8Array) => void;
   /**
    * Called for each event the server reports, after the runtime has applied it, with the
    * first tick of its batch (events are batched per snapshot interval: up to 2 ticks early).
@@ -100,6 +110,8 @@ export interface RuntimeOptions {
    * say hello there with `ticket` (ws_client.ts does this in the same page).
    */
   readonly onTransfer?: (transfer: TransferMsg) => void;
+  /** Called for each snapshot taken (not for one older than the newest), with its arrival. */
+  readonly onSnapshot?: (snapshot: SnapshotMsg, nowMs: number) => void;
 }
 
 const PING_INTERVAL_MS = 1000;
@@ -120,6 +132,12 @@ interface TimedSnapshot {
 /** The client runtime: prediction, reconciliation, interpolation and the bullet replica. */
 export class ClientRuntime {
   readonly #send: (data: Uint8Array) => void;
+  #sendDatagram: ((data: Uint8Array) => void) | undefined;
+  #sending: { readonly batchTicks: number; readonly redundancy: number };
+  /** Messages for the server from this tick: they leave together as one frame. */
+  readonly #outbox: Uint8Array[] = [];
+  /** Frames of this batch not sent yet. */
+  #unsent = 0;
   readonly #onEvent: RuntimeOptions["onEvent"];
   readonly #onEnter: RuntimeOptions["onEnter"];
   readonly #onHit: RuntimeOptions["onHit"];
@@ -130,6 +148,7 @@ export class ClientRuntime {
   transfers = 0;
   /** Snapshots received so far (load tests count them per client). */
   snapshotsTotal = 0;
+  readonly #onSnapshot: RuntimeOptions["onSnapshot"];
   readonly #encoder = new MessageEncoder();
   readonly #decoder = new MessageDecoder();
 
@@ -161,6 +180,18 @@ export class ClientRuntime {
   readonly #clock = new InputClock();
   readonly #remote = new RemoteView();
   readonly #enemyView = new EnemyView();
+  /** Enters received: the epoch datagram snapshots must name. */
+  #enters = 0;
+  /** Snapshots received, in wire units: the baselines the server's deltas name. */
+  readonly #baselines = new SnapshotHistory(SNAPSHOT_BASELINES);
+  /** A delta named a baseline this client does not hold: ask for one it does. */
+  #needBaseline = false;
+  /** Deltas that named a baseline this client did not hold (dropped). */
+  snapshotsWithoutBaseline = 0;
+  /** Messages received, by kind. */
+  readonly receivedByKind: Record<number, number> = {};
+  /** Snapshots taken and the longest wait between two, since `resetSnapshotArrivals`. */
+  readonly snapshotArrivals = { count: 0, maxGapMs: 0, lastAtMs: -1 };
 
   readonly stats: NetStats = {
     rttMs: 0,
@@ -188,12 +219,35 @@ export class ClientRuntime {
 
   constructor(opts: RuntimeOptions) {
     this.#send = opts.send;
+    this.#sendDatagram = opts.sendDatagram;
+    this.#sending = opts.sendDatagram ? INPUT_SENDING.datagram : INPUT_SENDING.reliable;
     this.#onEvent = opts.onEvent;
     this.#onEnter = opts.onEnter;
     this.#onHit = opts.onHit;
     this.#onResults = opts.onResults;
     this.#onOwnShot = opts.onOwnShot;
     this.#onTransfer = opts.onTransfer;
+    this.#onSnapshot = opts.onSnapshot;
+    this.#clock.extraLeadTicks = this.#sending.batchTicks - 1;
+  }
+
+  /**
+   * Sends input as datagrams through `send` from now on (or, with undefined, batched on
+   * the ordered channel): for a connection whose transport is chosen after construction.
+   */
+  useDatagrams(send: ((data: Uint8Array) => void) | undefined): void {
+    this.#sendDatagram = send;
+    this.#sending = send ? INPUT_SENDING.datagram : INPUT_SENDING.reliable;
+    // A batch waits for its last frame: its first must still arrive before its tick runs.
+    this.#clock.extraLeadTicks = this.#sending.batchTicks - 1;
+    this.#unsent = 0;
+  }
+
+  /** Starts counting snapshot arrivals and gaps afresh from `nowMs`. */
+  resetSnapshotArrivals(nowMs: number): void {
+    this.snapshotArrivals.count = 0;
+    this.snapshotArrivals.maxGapMs = 0;
+    this.snapshotArrivals.lastAtMs = nowMs;
   }
 
   /**
@@ -201,21 +255,24 @@ export class ClientRuntime {
    * socket's hello carries the ticket the old process handed out.
    */
   hello(name: string, nowMs: number, opts: { version?: number; ticket?: string } = {}): void {
+    this.#enters = 0; // the server counts Enters per connection
     if (this.phase !== "transferring") this.#window.startMs = nowMs;
     this.#helloAtMs = nowMs;
-    this.#out(encodeClientMessage(this.#encoder, {
+    this.#queue(encodeClientMessage(this.#encoder, {
       kind: ClientKind.Hello,
       version: opts.version ?? PROTOCOL_VERSION,
       name,
       content: CONTENT_HASH,
       ticket: opts.ticket,
     }));
+    this.#flush();
   }
 
   /** Answers the results screen: back to the hub, or again with this crew. */
   choose(choice: Choice): void {
     if (this.phase !== "playing") return;
-    this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Choice, choice }));
+    this.#queue(encodeClientMessage(this.#encoder, { kind: ClientKind.Choice, choice }));
+    this.#flush();
   }
 
   /** The server refused the connection before it opened, for `reason`. */
@@ -230,17 +287,38 @@ export class ClientRuntime {
     if (!this.closeReason) this.closeReason = reason;
   }
 
-  #out(data: Uint8Array): void {
-    this.bytesOutTotal += data.byteLength;
-    this.#window.bytesOut += data.byteLength;
-    this.#send(data);
+  #queue(data: Uint8Array): void {
+    this.#outbox.push(data);
   }
 
-  /** Feeds one message from the server. Throws CodecError on a malformed one. */
+  /** Sends this tick's messages as one frame on the ordered channel. */
+  #flush(): void {
+    if (this.#outbox.length === 0) return;
+    const frame = packFrame(this.#outbox);
+    this.#outbox.length = 0;
+    this.#counted(frame);
+    this.#send(frame);
+  }
+
+  #counted(data: Uint8Array): void {
+    this.bytesOutTotal += data.byteLength;
+    this.#window.bytesOut += data.byteLength;
+  }
+
+  /**
+   * Feeds one frame from the server (one or more messages) or one datagram. Throws
+   * CodecError on a malformed one.
+   */
   receive(data: Uint8Array, nowMs: number): void {
     this.bytesInTotal += data.byteLength;
     this.#window.bytesIn += data.byteLength;
+    const parts = splitFrame(data, { maxMessages: MAX_SERVER_FRAME_MESSAGES });
+    for (const part of parts) this.#receiveMessage(part, nowMs);
+  }
+
+  #receiveMessage(data: Uint8Array, nowMs: number): void {
     const msg = decodeServerMessage(this.#decoder, data);
+    this.receivedByKind[msg.kind] = (this.receivedByKind[msg.kind] ?? 0) + 1;
     switch (msg.kind) {
       case ServerKind.Welcome:
         this.playerId = msg.playerId;
@@ -252,6 +330,7 @@ export class ClientRuntime {
         if (this.#clock.rttMs === 0) this.#clock.addRtt(Math.max(1, nowMs - this.#helloAtMs));
         this.stats.rttMs = this.#clock.rttMs;
         this.#ping(nowMs);
+        this.#flush();
         return;
       case ServerKind.Reject:
         // Refused at the door, or told why before being closed (a restart, say).
@@ -261,9 +340,11 @@ export class ClientRuntime {
       case ServerKind.Enter:
         this.#enter(msg, nowMs);
         return;
-      case ServerKind.Snapshot:
-        this.#snapshot(msg, nowMs);
+      case ServerKind.Snapshot: {
+        const snapshot = this.#rebuild(msg);
+        if (snapshot) this.#snapshot(snapshot, nowMs);
         return;
+      }
       case ServerKind.Events:
         this.eventBytesTotal += data.byteLength;
         this.#events(msg);
@@ -278,16 +359,17 @@ export class ClientRuntime {
         this.#onTransfer?.(msg);
         return;
       case ServerKind.Pong: {
-        this.#clock.addRtt(Math.max(0, (nowMs >>> 0) - msg.clientTimeMs));
+        this.#clock.addRtt(Math.max(0, (nowMs >>> 0) - msg.clientTimeMs - msg.heldMs));
         this.stats.rttMs = this.#clock.rttMs;
         return;
       }
     }
   }
 
+  /** Queues a ping: it rides in the same frame as the tick's input. */
   #ping(nowMs: number): void {
     this.#lastPingMs = nowMs;
-    this.#out(encodeClientMessage(this.#encoder, {
+    this.#queue(encodeClientMessage(this.#encoder, {
       kind: ClientKind.Ping,
       clientTimeMs: nowMs >>> 0,
     }));
@@ -297,6 +379,7 @@ export class ClientRuntime {
     const world = CONTENT.worlds[msg.worldId];
     if (!world) throw new TypeError(`Cannot enter world ${msg.worldId}: unknown`);
     this.world = world;
+    this.#enters++;
     this.instanceId = msg.instanceId;
     this.roster.clear();
     for (const r of msg.roster) this.roster.set(r.id, r.name);
@@ -318,7 +401,9 @@ export class ClientRuntime {
     this.#snapshots = [];
     this.#remote.reset();
     this.#enemyView.reset();
+    this.#baselines.clear();
     this.#history = [];
+    this.#unsent = 0;
     this.#predicting = false;
     this.#firstFrameTick = Infinity;
     this.#clock.enter(msg.tick, nowMs);
@@ -340,6 +425,13 @@ export class ClientRuntime {
     if (this.#snapshots.length > SNAPSHOT_BUFFER) this.#snapshots.shift();
     this.#remote.arrived(msg.tick, nowMs);
     this.#enemyView.touched();
+    const arrivals = this.snapshotArrivals;
+    arrivals.count++;
+    if (arrivals.lastAtMs >= 0) {
+      arrivals.maxGapMs = Math.max(arrivals.maxGapMs, nowMs - arrivals.lastAtMs);
+    }
+    arrivals.lastAtMs = nowMs;
+    this.#onSnapshot?.(msg, nowMs);
     this.#lastSnapshotMs = nowMs;
     // Everything the server did up to this tick has arrived: its events come first.
     this.#replica?.settle(msg.tick);
@@ -448,12 +540,11 @@ export class ClientRuntime {
 
   /**
    * Advances the client clock to now: for every tick due, samples input, predicts,
-   * sends the frame (with the previous ones, for redundancy) and steps the replica.
+   * sends input when a batch is complete and steps the replica.
    */
   update(nowMs: number, sample: (tick: number) => InputSample): void {
     this.#updateRates(nowMs);
     if (this.phase !== "playing" || !this.world) return;
-    if (nowMs - this.#lastPingMs >= PING_INTERVAL_MS) this.#ping(nowMs);
     const target = this.#clock.targetTick(nowMs);
     if (
       target - this.clientTick > RESYNC_BEHIND_TICKS ||
@@ -463,6 +554,7 @@ export class ClientRuntime {
       // loop catches up a few ticks per update, or waits, and every tick gets its frame.
       this.clientTick = Math.ceil(target);
       this.#history = [];
+      this.#unsent = 0;
     }
     const world = this.world;
     for (let n = 0; n < MAX_TICKS_PER_UPDATE && this.clientTick <= target; n++) {
@@ -473,25 +565,85 @@ export class ClientRuntime {
       if (base !== undefined) this.#enemyView.drawFrom(tick, base);
       const frame: InputFrame = { ...sample(tick), tick, viewLag: tick - (base ?? tick) };
       const prev = this.#history[this.#history.length - 1];
-      if (prev && prev.tick !== tick - 1) this.#history = [];
+      if (prev && prev.tick !== tick - 1) {
+        this.#history = [];
+        this.#unsent = 0;
+      }
       this.#history.push(frame);
+      this.#unsent++;
       if (this.#predicting) {
         movePlayer(this.predicted, frame, { arena: world.arena, tuning: world.player });
         this.#enemyView.shipAt(tick, this.predicted);
       }
       this.#offset.x *= 1 - SMOOTHING_PER_TICK;
       this.#offset.y *= 1 - SMOOTHING_PER_TICK;
-      const recent = this.#history.slice(-INPUT_FRAMES_PER_MESSAGE);
-      this.#out(encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames: recent }));
+      if (this.#unsent >= this.#sending.batchTicks) this.#sendInput(nowMs);
       this.#replica?.advanceTo(tick);
       // The shot leaves the muzzle on the tick its input is sampled, as on the server.
       if (this.#predicting && this.#fire.fires(frame, world.kind !== "hub")) {
         this.#replica?.predict(this.#shot(this.predicted, frame.aim));
       }
     }
+    // Everything this call produced leaves at the same instant: one frame.
+    this.#flush();
     const newest = this.#snapshots[this.#snapshots.length - 1];
     this.stats.leadTicks = newest ? this.clientTick - newest.msg.tick : 0;
     this.stats.snapshotAgeMs = newest ? nowMs - this.#lastSnapshotMs : 0;
+  }
+
+  /**
+   * Sends the batch that just completed. Over datagrams the message also repeats the
+   * batches before it (still unacknowledged frames only) and acknowledges the newest
+   * snapshot, the baseline for delta snapshots; over the ordered channel it joins this
+   * tick's frame. A due ping joins the tick's frame either way.
+   */
+  #sendInput(nowMs: number): void {
+    // The ping rides in the same frame as an input batch rather than in one of its own.
+    if (nowMs - this.#lastPingMs >= PING_INTERVAL_MS) this.#ping(nowMs);
+    const s = this.#sending;
+    const frames = this.#history.slice(-s.batchTicks * s.redundancy);
+    this.#unsent = 0;
+    if (this.#sendDatagram) {
+      const snapshotAck = this.#baselines.newest?.tick;
+      const data = encodeClientMessage(this.#encoder, {
+        kind: ClientKind.Input,
+        frames,
+        snapshotAck,
+      });
+      this.#counted(data);
+      this.#sendDatagram(data);
+      return;
+    }
+    // On the ordered stream a baseline goes missing only if a snapshot was skipped after
+    // the server counted it sent: asking with an ack gets a delta of one held, or whole.
+    const snapshotAck = this.#needBaseline ? (this.#baselines.newest?.tick ?? 0) : undefined;
+    this.#needBaseline = false;
+    this.#queue(
+      encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames, snapshotAck }),
+    );
+  }
+
+  /**
+   * Rebuilds a snapshot from its delta and the baseline it names; undefined if this
+   * client does not hold that baseline (it then asks for one it does) or the datagram
+   * belongs to another world than the current one.
+   */
+  #rebuild(msg: SnapshotWireMsg): SnapshotMsg | undefined {
+    // A datagram from the world before the last Enter, or one that overtook the next.
+    if (msg.epoch !== undefined && msg.epoch !== (this.#enters & 0xff)) return undefined;
+    const base = msg.baseTick === undefined ? undefined : this.#baselines.get(msg.baseTick);
+    if (msg.baseTick !== undefined && !base) {
+      this.snapshotsWithoutBaseline++;
+      this.#needBaseline = true;
+      return undefined;
+    }
+    const units = decodeSnapshotBody(msg.body, { tick: msg.tick, base });
+    this.#baselines.add(units);
+    return fromSnapshotUnits(units, {
+      ackTick: msg.ackTick,
+      lateTicks: msg.lateTicks,
+      epoch: msg.epoch,
+    });
   }
 
   #updateRates(nowMs: number): void {

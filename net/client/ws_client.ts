@@ -1,118 +1,218 @@
 /**
- * Wires a ClientRuntime to a WebSocket (the browser's or Deno's, same API).
- * The socket carries binary CBOR only. When the server hands the player to
- * another process (a Transfer), the same runtime moves to a new socket there,
- * saying hello with the ticket: no reload, and the page sees one connection.
- * If the target cannot be reached or refuses the ticket, the client falls back
- * to the URL it first opened, as a fresh arrival.
+ * The client's two ways to the server, each a `Link` a ClientRuntime can drive:
+ * a WebSocket (one ordered stream; binary CBOR only) and WebTransport (one
+ * reliable stream the client opens with its hello, plus datagrams). They work
+ * the same in the browser and in Deno.
  */
-import { ClientRuntime, type RuntimeOptions } from "./runtime.ts";
-import { CloseCode } from "../wire/protocol.ts";
+import { MessageStreamReader } from "../wire/frames.ts";
+import type { TransportKind } from "../wire/protocol.ts";
 
-/** A runtime on an open-or-opening socket (the current one, after any transfers). */
-export interface WsClient {
-  readonly runtime: ClientRuntime;
-  /** The socket in use now. */
-  readonly socket: WebSocket;
-  /** The URL of the socket in use now. */
-  readonly url: string;
-  /** Resolves once the connection has ended (not on a transfer), with the last close. */
-  readonly closed: Promise<{ code: number; reason: string }>;
-  /** Closes the current socket for good. */
-  close(code?: number, reason?: string): void;
+/** TCP/IP headers counted per WebSocket frame on the wire (IPv4 20 + TCP 20 + options 12). */
+export const TCP_IP_BYTES_PER_FRAME = 52;
+
+/** Bytes of a WebSocket frame header: 2, 4 or 10, plus the 4-byte mask client → server. */
+export function webSocketHeaderBytes(payloadBytes: number, masked: boolean): number {
+  const base = payloadBytes < 126 ? 2 : payloadBytes < 65536 ? 4 : 10;
+  return base + (masked ? 4 : 0);
 }
 
-/** Opens `url`, says hello as `name` and feeds the runtime every message. */
-export function connectClient(
-  url: string,
-  opts: Omit<RuntimeOptions, "send"> & {
-    name: string;
-    now: () => number;
-    version?: number;
-    /** Called when a server message fails to decode (the runtime closes the socket). */
-    onError?: (err: Error) => void;
-  },
-): WsClient {
-  let socket: WebSocket;
-  let currentUrl = url;
-  let ended = false;
-  let resolveClosed: (c: { code: number; reason: string }) => void = () => {};
-  const closed = new Promise<{ code: number; reason: string }>((r) => resolveClosed = r);
-  const runtime = new ClientRuntime({
-    ...opts,
-    send: (data) => {
-      if (socket.readyState === WebSocket.OPEN) socket.send(data);
-    },
-    onTransfer: (t) => {
-      opts.onTransfer?.(t);
-      // The old process closes its socket (4011) once the Transfer is out; we move now.
-      open(t.url, t.ticket);
-    },
-  });
+/** Frames and bytes on the wire, headers included. */
+export interface WireCount {
+  framesIn: number;
+  framesOut: number;
+  /** WebSocket frames: payload + frame header + TCP/IP. WebTransport: payload only. */
+  bytesIn: number;
+  bytesOut: number;
+}
 
-  const open = (target: string, ticket: string | undefined) => {
-    const previous = socket as WebSocket | undefined;
-    const ws = new WebSocket(target);
-    socket = ws;
-    currentUrl = target;
-    ws.binaryType = "arraybuffer";
-    if (previous && previous.readyState <= WebSocket.OPEN) previous.close(1000, "transferred");
-    let welcomed = false;
-    let opened = false;
-    ws.onopen = () => {
-      opened = true;
-      runtime.hello(opts.name, opts.now(), { version: opts.version, ticket });
-    };
-    ws.onmessage = (evt) => {
-      if (ws !== socket || !(evt.data instanceof ArrayBuffer)) return;
-      welcomed = true;
-      try {
-        runtime.receive(new Uint8Array(evt.data), opts.now());
-      } catch (err) {
-        opts.onError?.(err as Error);
-        ws.close(4000, "client could not decode a server message");
-      }
-    };
-    ws.onclose = (evt) => {
-      if (ws !== socket) return; // superseded by a transfer
-      if (ticket !== undefined && !welcomed || evt.code === CloseCode.BadTicket) {
-        // The target is gone or refused the ticket: start over where we first came in.
-        if (target !== url && !ended) {
-          open(url, undefined);
-          return;
-        }
-      }
-      ended = true;
-      if (opened) {
-        runtime.closed(evt.reason || `connection closed (${evt.code})`);
-        resolveClosed({ code: evt.code, reason: evt.reason });
-        return;
-      }
-      // Refused before the upgrade, a socket only sees 1006: the server says why on a GET.
-      askWhyRefused(target).then((refusal) => {
-        if (refusal) runtime.refused(refusal.reason);
-        else runtime.closed(evt.reason || `connection closed (${evt.code})`);
-        resolveClosed(refusal ?? { code: evt.code, reason: evt.reason });
-      });
-    };
+/** What a link reports back. */
+export interface LinkEvents {
+  /** The link is open: say hello now. */
+  readonly onOpen: () => void;
+  /** A frame from the ordered channel, or one datagram. */
+  readonly onData: (data: Uint8Array) => void;
+  readonly onClose: (code: number, reason: string) => void;
+}
+
+/** An open (or opening) way to the server. */
+export interface Link {
+  readonly kind: TransportKind;
+  readonly wire: WireCount;
+  /** One frame on the ordered, reliable channel. */
+  send(data: Uint8Array): void;
+  /** One datagram; absent on a WebSocket. */
+  readonly sendDatagram?: (data: Uint8Array) => void;
+  close(code: number, reason: string): void;
+}
+
+/** Opens a WebSocket to `url`. */
+export function openWebSocket(url: string, events: LinkEvents): Link {
+  const socket = new WebSocket(url);
+  socket.binaryType = "arraybuffer";
+  const wire: WireCount = { framesIn: 0, framesOut: 0, bytesIn: 0, bytesOut: 0 };
+  socket.onopen = () => events.onOpen();
+  socket.onmessage = (evt) => {
+    if (!(evt.data instanceof ArrayBuffer)) return;
+    const n = evt.data.byteLength;
+    wire.framesIn++;
+    wire.bytesIn += n + webSocketHeaderBytes(n, false) + TCP_IP_BYTES_PER_FRAME;
+    events.onData(new Uint8Array(evt.data));
   };
-  open(url, undefined);
-
+  socket.onclose = (evt) => events.onClose(evt.code, evt.reason);
   return {
-    runtime,
-    get socket() {
-      return socket;
+    kind: "websocket",
+    wire,
+    send(data) {
+      if (socket.readyState !== WebSocket.OPEN) return;
+      wire.framesOut++;
+      wire.bytesOut += data.byteLength + webSocketHeaderBytes(data.byteLength, true) +
+        TCP_IP_BYTES_PER_FRAME;
+      socket.send(data);
     },
-    get url() {
-      return currentUrl;
-    },
-    closed,
-    close(code = 1000, reason = "") {
-      ended = true;
-      socket.close(code, reason);
+    close(code, reason) {
+      if (socket.readyState <= WebSocket.OPEN) socket.close(code, reason);
     },
   };
 }
+
+/** Where WebTransport listens and how to trust it. */
+export interface WebTransportTarget {
+  /** https://HOST:PORT/wt */
+  readonly url: string;
+  /** Base64 SHA-256 of a self-signed certificate; empty for a CA-signed one. */
+  readonly certificateHashes: readonly string[];
+}
+
+/** True when this runtime has a WebTransport client (browsers; Deno with --unstable-net). */
+export function webTransportAvailable(): boolean {
+  return typeof (globalThis as { WebTransport?: unknown }).WebTransport === "function";
+}
+
+/**
+ * Opens a WebTransport session and its one stream, or rejects if that takes longer
+ * than `timeoutMs` (UDP blocked: QUIC would otherwise wait ~10 s before failing).
+ * It is open once this resolves; `events.onOpen` is not called.
+ */
+export async function openWebTransport(
+  target: WebTransportTarget,
+  opts: { timeoutMs: number; events: LinkEvents },
+): Promise<Link> {
+  const hashes = target.certificateHashes.map((h) => ({
+    algorithm: "sha-256",
+    value: Uint8Array.from(atob(h), (c) => c.charCodeAt(0)),
+  }));
+  const session = new WebTransport(
+    target.url,
+    hashes.length > 0 ? { serverCertificateHashes: hashes } : {},
+  );
+  session.closed.catch(() => {});
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`WebTransport did not open within ${opts.timeoutMs} ms`)),
+      opts.timeoutMs,
+    );
+  });
+  let stream: WebTransportBidirectionalStream;
+  try {
+    stream = await Promise.race([
+      session.ready.then(() => session.createBidirectionalStream()),
+      timeout,
+    ]);
+  } catch (err) {
+    try {
+      session.close();
+    } catch {
+      // not open yet: closing is best effort
+    }
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  const writer = stream.writable.getWriter();
+  const datagrams = session.datagrams.writable.getWriter();
+  const wire: WireCount = { framesIn: 0, framesOut: 0, bytesIn: 0, bytesOut: 0 };
+  const { events } = opts;
+  const count = (n: number) => {
+    wire.framesIn++;
+    wire.bytesIn += n;
+  };
+  let ended = false;
+  const end = (code: number, reason: string) => {
+    if (ended) return;
+    ended = true;
+    events.onClose(code, reason);
+  };
+  session.closed.then(
+    (info) => end(info.closeCode ?? 0, info.reason ?? ""),
+    (err) => end(1006, `connection lost (${(err as Error).message})`),
+  );
+  readStream(stream.readable, (m) => {
+    count(m.byteLength);
+    events.onData(m);
+  });
+  readDatagrams(session, (d) => {
+    count(d.byteLength);
+    events.onData(d);
+  });
+  return {
+    kind: "webtransport",
+    wire,
+    send(data) {
+      if (ended) return;
+      wire.framesOut++;
+      wire.bytesOut += data.byteLength;
+      writer.write(data).catch(() => {});
+    },
+    sendDatagram(data) {
+      if (ended) return;
+      wire.framesOut++;
+      wire.bytesOut += data.byteLength;
+      datagrams.write(data).catch(() => {});
+    },
+    close(code, reason) {
+      try {
+        session.close({ closeCode: code, reason });
+      } catch {
+        // already closed
+      }
+    },
+  };
+}
+
+async function readStream(
+  readable: ReadableStream<Uint8Array>,
+  onMessage: (m: Uint8Array) => void,
+) {
+  // Messages may straddle chunks; each one is a valid frame on its own.
+  const messages = new MessageStreamReader({ maxMessageBytes: MAX_SERVER_MESSAGE_BYTES });
+  const reader = readable.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      for (const m of messages.push(value)) onMessage(m);
+    }
+  } catch {
+    // the session ended; `closed` says how
+  }
+}
+
+async function readDatagrams(session: WebTransport, onDatagram: (d: Uint8Array) => void) {
+  const reader = session.datagrams.readable.getReader();
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      onDatagram(value);
+    }
+  } catch {
+    // the session ended
+  }
+}
+
+/** An Enter with every live bullet of a crowded fight is the largest server message. */
+const MAX_SERVER_MESSAGE_BYTES = 4 * 1024 * 1024;
 
 /**
  * Why the server refused a socket that never opened: a plain GET of the same URL

@@ -22,6 +22,19 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** A simulated link on every game connection (LINK_SIM), to try real ping; none if unset. */
   readonly linkSim: LinkSpec | undefined;
+  /** WebTransport on a UDP port, unless WEBTRANSPORT=0 (or QUIC is unavailable). */
+  readonly webTransport: {
+    readonly enabled: boolean;
+    /** Address to bind (WEBTRANSPORT_HOST, default HOST): public while HTTP stays behind a proxy. */
+    readonly host: string;
+    /** UDP port to bind (WEBTRANSPORT_PORT, default PORT). */
+    readonly port: number;
+    /** UDP port the page connects to (WEBTRANSPORT_PUBLIC_PORT, default the bound one). */
+    readonly publicPort: number | undefined;
+    /** PEM files of an operator's certificate (TLS_CERT, TLS_KEY); otherwise self-signed. */
+    readonly certFile: string | undefined;
+    readonly keyFile: string | undefined;
+  };
   readonly limits: Partial<ServerLimits>;
   /** This process's name in /metrics and, in a cluster, in the registry (PROCESS_ID). */
   readonly processId: string;
@@ -141,9 +154,28 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
       maxMessageBytes: LIMITS.maxHelloBytes,
     }
     : undefined;
+  const wt = env.WEBTRANSPORT ?? "1";
+  if (wt !== "0" && wt !== "1") throw new Error(`WEBTRANSPORT must be 0 or 1`);
+  if (Boolean(env.TLS_CERT) !== Boolean(env.TLS_KEY)) {
+    throw new Error("TLS_CERT and TLS_KEY go together: set both or neither");
+  }
+  const port = intVar(env, "PORT", 8000, 0, 65535);
+  const host = env.HOST || "127.0.0.1";
+  const wtPort = intVar(env, "WEBTRANSPORT_PORT", port, 0, 65535);
+  const wtPublicPort = env.WEBTRANSPORT_PUBLIC_PORT
+    ? intVar(env, "WEBTRANSPORT_PUBLIC_PORT", wtPort, 1, 65535)
+    : undefined;
   return {
-    host: env.HOST || "127.0.0.1",
-    port: intVar(env, "PORT", 8000, 0, 65535),
+    host,
+    port,
+    webTransport: {
+      enabled: wt === "1",
+      host: env.WEBTRANSPORT_HOST || host,
+      port: wtPort,
+      publicPort: wtPublicPort,
+      certFile: env.TLS_CERT || undefined,
+      keyFile: env.TLS_KEY || undefined,
+    },
     publicOrigin,
     allowedOrigins,
     allowedHosts,

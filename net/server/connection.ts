@@ -6,6 +6,8 @@
  * The player behind it is a Session (net/server/session.ts), which outlives it.
  */
 import { CONTENT_HASH } from "../../content/mod.ts";
+import { MAX_CLIENT_MESSAGES_PER_FRAME, PONG_MAX_HOLD_MS } from "../../content/net_tuning.ts";
+import { splitFrame } from "../wire/frames.ts";
 import {
   CodecError,
   decodeClientMessage,
@@ -24,7 +26,8 @@ import type { Instance } from "./instance.ts";
 import { checkName } from "./names.ts";
 import type { GameServer } from "./server.ts";
 import type { Session } from "./session.ts";
-import type { Transport } from "./transport.ts";
+import { SnapshotLossMeter } from "./snapshot_loss.ts";
+import type { Transport, TransportKind } from "./transport.ts";
 
 /** Where a connection stands. */
 export type ConnectionState = "handshake" | "playing" | "closed";
@@ -62,6 +65,16 @@ export class Connection {
   lastMessageAtMs: number;
   bytesIn = 0;
   bytesOut = 0;
+  /** The snapshot tick the client says it holds, over datagrams or to resync (-1: none). */
+  snapshotAck = -1;
+  /** Messages sent on the ordered channel, by kind. */
+  readonly sentByKind = new Map<number, number>();
+  /** A ping waiting for a frame to ride in. */
+  #pong: { clientTimeMs: number; atMs: number } | undefined;
+  /** Something was queued since the last flush: a frame goes out anyway. */
+  #sending = false;
+  readonly #loss = new SnapshotLossMeter();
+  #resync = false;
 
   constructor(
     server: GameServer,
@@ -125,8 +138,38 @@ export class Connection {
     return this.#transport.bufferedBytes;
   }
 
+  /**
+   * Enters sent on this connection: datagram snapshots carry it (mod 256) so none is
+   * applied to the wrong world (the client counts the Enters it read since its hello).
+   */
+  get epoch(): number {
+    return this.sentByKind.get(ServerKind.Enter) ?? 0;
+  }
+
+  /** The transport carrying this connection. */
+  get transportKind(): TransportKind {
+    return this.#transport.kind;
+  }
+
+  /** True when snapshots go as datagrams (they may be lost: deltas need an acknowledged base). */
+  get datagrams(): boolean {
+    return this.#transport.datagrams;
+  }
+
+  /** True once after the client asked for a snapshot against its `snapshotAck`. */
+  consumeResync(): boolean {
+    const r = this.#resync;
+    this.#resync = false;
+    return r;
+  }
+
   sendReliable(data: Uint8Array): void {
     if (this.state === "closed") return;
+    this.#sending = true;
+    // Every message is a CBOR array of fewer than 24 items: its kind is the second byte.
+    this.sentByKind.set(data[1], (this.sentByKind.get(data[1]) ?? 0) + 1);
+    // A new world: acknowledgements of the old one's snapshots name no baseline here.
+    if (data[1] === ServerKind.Enter) this.snapshotAck = -1;
     this.bytesOut += data.byteLength;
     this.#server.counters.bytesOut += data.byteLength;
     this.#transport.sendReliable(data);
@@ -138,51 +181,120 @@ export class Connection {
     }
   }
 
-  sendLatest(data: Uint8Array): boolean {
+  /** Newest wins; `tick` names a snapshot (a datagram link watches its acknowledgements). */
+  sendLatest(data: Uint8Array, tick?: number): boolean {
     if (this.state === "closed") return false;
+    if (this.datagrams && tick !== undefined) {
+      const now = this.#server.clock.now();
+      this.#loss.sent(tick, now);
+      this.#transport.setLatestCopies?.(this.#loss.lossy(now) ? 2 : 1);
+    }
     if (!this.#transport.sendLatest(data)) {
       this.#server.counters.snapshotsSkipped++;
       return false;
     }
+    this.#sending = true;
     this.bytesOut += data.byteLength;
     this.#server.counters.bytesOut += data.byteLength;
     return true;
   }
 
-  /** Handles one incoming frame. Never throws: bad input closes this connection only. */
+  /** Sends what this tick queued, as one frame, with the pong if one is due. */
+  flush(): void {
+    if (this.state === "closed") return;
+    const pong = this.#pong;
+    const now = this.#server.clock.now();
+    if (pong && (this.#sending || now - pong.atMs >= PONG_MAX_HOLD_MS)) {
+      this.#pong = undefined;
+      this.sendReliable(encodeServerMessage(this.#server.encoder, {
+        kind: ServerKind.Pong,
+        clientTimeMs: pong.clientTimeMs,
+        tick: this.instance?.world.tick ?? 0,
+        heldMs: Math.min(0xffff, Math.round(now - pong.atMs)),
+      }));
+      // The pong may have overflowed the queue and closed us.
+      if ((this.state as ConnectionState) === "closed") return;
+    }
+    this.#sending = false;
+    this.#transport.flush();
+  }
+
+  /**
+   * Handles one frame from the ordered stream: one or more messages. Never throws: bad
+   * input closes this connection only.
+   */
   receive(data: Uint8Array | string): void {
     if (this.state === "closed") return;
     const server = this.#server;
     const size = typeof data === "string" ? data.length : data.byteLength;
-    this.bytesIn += size;
-    server.counters.bytesIn += size;
-    server.counters.messagesIn++;
-    const now = server.clock.now();
-    this.lastMessageAtMs = now;
     // Size first: one huge frame is "too large", whatever it does to the byte budget.
     // A hello may carry a transfer ticket; every later frame is small.
     const cap = this.state === "handshake"
       ? server.limits.maxHelloBytes
       : server.limits.maxClientFrameBytes;
-    if (size > cap) {
-      this.close(CloseCode.FrameTooLarge, `frame of ${size} bytes exceeds ${cap}`);
-      return;
-    }
-    if (!this.#messages.take(1, now) || !this.#bytes.take(size, now)) {
-      this.close(CloseCode.RateLimited, "sending too fast");
-      return;
-    }
+    if (!this.#admit(size, cap)) return;
     if (typeof data === "string") {
       this.close(CloseCode.BadMessage, "text frames are not accepted");
       return;
     }
+    let parts: Uint8Array[];
+    try {
+      parts = splitFrame(data, { maxMessages: MAX_CLIENT_MESSAGES_PER_FRAME });
+    } catch (err) {
+      this.close(CloseCode.BadMessage, err instanceof CodecError ? err.message : "bad frame");
+      return;
+    }
+    // Each message past the first counts against the message budget too.
+    if (parts.length > 1 && !this.#messages.take(parts.length - 1, server.clock.now())) {
+      this.close(CloseCode.RateLimited, "sending too fast");
+      return;
+    }
+    for (const part of parts) {
+      // A message may have closed us (a bad one, or a Reject): ignore the rest of the frame.
+      if (!this.#receiveMessage(part)) return;
+    }
+  }
+
+  /** Handles one datagram: a single Input message, nothing else. Never throws. */
+  receiveDatagram(data: Uint8Array): void {
+    if (this.state === "closed") return;
+    if (!this.#admit(data.byteLength, this.#server.limits.maxClientFrameBytes)) return;
+    this.#receiveMessage(data, { datagram: true });
+  }
+
+  /** Counts a frame against the size cap and the budgets; closes and returns false when over. */
+  #admit(size: number, cap: number): boolean {
+    const server = this.#server;
+    this.bytesIn += size;
+    server.counters.bytesIn += size;
+    server.counters.messagesIn++;
+    const now = server.clock.now();
+    this.lastMessageAtMs = now;
+    if (size > cap) {
+      this.close(CloseCode.FrameTooLarge, `frame of ${size} bytes exceeds ${cap}`);
+      return false;
+    }
+    if (!this.#messages.take(1, now) || !this.#bytes.take(size, now)) {
+      this.close(CloseCode.RateLimited, "sending too fast");
+      return false;
+    }
+    return true;
+  }
+
+  /** Decodes and handles one message; false once the connection is closed. */
+  #receiveMessage(data: Uint8Array, opts: { datagram?: boolean } = {}): boolean {
+    const server = this.#server;
     let msg: ClientMessage;
     try {
       msg = decodeClientMessage(this.#decoder, data);
     } catch (err) {
       const reason = err instanceof CodecError ? err.message : "malformed message";
       this.close(CloseCode.BadMessage, reason);
-      return;
+      return false;
+    }
+    if (opts.datagram && msg.kind !== ClientKind.Input) {
+      this.close(CloseCode.BadMessage, "only input may come as a datagram");
+      return false;
     }
     try {
       this.#handle(msg);
@@ -191,6 +303,7 @@ export class Connection {
       server.log("handler_error", { conn: this.id, error: errorText(err) });
       this.close(CloseCode.ServerError, "the server could not handle a message");
     }
+    return (this.state as ConnectionState) !== "closed";
   }
 
   #handle(msg: ClientMessage): void {
@@ -237,6 +350,15 @@ export class Connection {
         this.close(CloseCode.BadMessage, "duplicate hello");
         return;
       case ClientKind.Input: {
+        if (this.datagrams) {
+          // Datagrams may come out of order: any acknowledged snapshot is a fine baseline.
+          this.snapshotAck = msg.snapshotAck ?? -1;
+          if (msg.snapshotAck !== undefined) this.#loss.acked(msg.snapshotAck);
+        } else if (msg.snapshotAck !== undefined) {
+          // On the stream an ack asks for a baseline the client holds (it lost one).
+          this.snapshotAck = msg.snapshotAck;
+          this.#resync = true;
+        }
         const instance = session.instance;
         if (!instance) return;
         for (const frame of msg.frames) {
@@ -245,11 +367,9 @@ export class Connection {
         return;
       }
       case ClientKind.Ping:
-        this.sendReliable(encodeServerMessage(server.encoder, {
-          kind: ServerKind.Pong,
-          clientTimeMs: msg.clientTimeMs,
-          tick: session.instance?.world.tick ?? 0,
-        }));
+        // Held for the next frame that goes anyway (one per snapshot interval); a newer
+        // ping replaces an unanswered one, so a flood of pings earns one pong a frame.
+        this.#pong = { clientTimeMs: msg.clientTimeMs, atMs: server.clock.now() };
         return;
       case ClientKind.Choice:
         server.choose(session, msg.choice);
@@ -280,7 +400,7 @@ export class Connection {
     this.bytesOut += reject.byteLength;
     this.#server.counters.bytesOut += reject.byteLength;
     this.#transport.sendReliable(reject);
-    this.#transport.close(code, reason);
+    this.#transport.close(code, reason); // it flushes first: the Reject leaves before the close
     this.#release(String(code), reason);
   }
 

@@ -23,6 +23,7 @@ import {
   INPUT_LIMITS,
   INTEREST_PLAYERS,
   MAX_REWIND_TICKS,
+  SNAPSHOT_BASELINES,
   TICKS_PER_SNAPSHOT,
   TRANSFER_DELAYS,
 } from "../../content/net_tuning.ts";
@@ -30,11 +31,16 @@ import { nearestPlayers } from "./interest.ts";
 import {
   aimToByte,
   encodeServerMessage,
-  encodeSnapshotFor,
+  encodeSnapshot,
   type MessageEncoder,
-  type PackedSnapshot,
-  packSnapshot,
 } from "../wire/codec.ts";
+import { VolleyDictionary } from "../wire/volley_codec.ts";
+import {
+  encodeSnapshotBody,
+  SnapshotHistory,
+  type SnapshotUnits,
+  toSnapshotUnits,
+} from "../wire/snapshot_delta.ts";
 import {
   EnterReason,
   type HitRecord,
@@ -52,8 +58,17 @@ import {
 export interface Peer {
   readonly playerId: number;
   readonly name: string;
+  /** Snapshots go as datagrams: they may overtake the Enter that changed instance. */
+  readonly datagrams?: boolean;
+  /** Enters this peer has been sent; a datagram snapshot names it (mod 256). */
+  readonly epoch?: number;
+  /** The snapshot tick the peer says it holds, over datagrams or to resync (-1: none). */
+  readonly snapshotAck?: number;
+  /** True once after a peer on an ordered stream asked for a delta against `snapshotAck`. */
+  consumeResync?(): boolean;
   sendReliable(data: Uint8Array): void;
-  sendLatest(data: Uint8Array): boolean;
+  /** Newest wins; `tick` names the snapshot (a datagram link watches its acknowledgements). */
+  sendLatest(data: Uint8Array, tick?: number): boolean;
 }
 
 /**
@@ -69,6 +84,8 @@ interface Member {
   readonly queue: InputQueue;
   /** In a crowd, the tick of each snapshot interval this member's snapshot goes out on. */
   readonly slot: number;
+  /** Snapshots sent to this peer: the baselines of its deltas. */
+  readonly sent: SnapshotHistory;
 }
 
 /** One world and the peers inside it. */
@@ -79,6 +96,8 @@ export class Instance {
   readonly #members = new Map<number, Member>();
   #joins = 0;
   readonly #encoder: MessageEncoder;
+  /** The volley headers this instance's Events have carried (net/wire/volley_codec.ts). */
+  readonly #volleys = new VolleyDictionary();
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
   readonly #inputs = new Map<number, InputFrame>();
@@ -137,6 +156,7 @@ export class Instance {
       peer,
       queue: new InputQueue(INPUT_LIMITS),
       slot: this.#joins++ % TICKS_PER_SNAPSHOT,
+      sent: new SnapshotHistory(SNAPSHOT_BASELINES),
     });
     this.#pendingEvents.push({ type: "playerJoined", playerId: peer.playerId, name: peer.name });
     peer.sendReliable(encodeServerMessage(this.#encoder, {
@@ -148,6 +168,7 @@ export class Instance {
       roster: [...this.world.players.values()].map((p) => ({ id: p.id, name: p.name })),
       stage: StageCode[this.world.stage],
       bullets: bulletStates(this.world.bullets),
+      volleyDictionary: this.#volleys.export(),
     }));
   }
 
@@ -231,13 +252,15 @@ export class Instance {
     if (!batch) return;
     batch.small.unshift(...this.#pendingEvents.splice(0));
     if (batch.volleys.length === 0 && batch.hits.length === 0 && batch.small.length === 0) return;
+    // Encoded once for every member: they all hold this dictionary's state (the Enter
+    // gave newcomers the state after the previous batch).
     const bytes = encodeServerMessage(this.#encoder, {
       kind: ServerKind.Events,
       tick: batch.baseTick,
       volleys: batch.volleys,
       hits: batch.hits,
       events: batch.small,
-    });
+    }, { volleys: this.#volleys });
     for (const m of this.#members.values()) m.peer.sendReliable(bytes);
   }
 
@@ -378,32 +401,50 @@ export class Instance {
       ? { bossId: b.def.id, hp: b.hp, maxHp: b.maxHp, phase: b.phase, folding: b.foldTicks > 0 }
       : null;
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
-    if (players.length <= INTEREST_PLAYERS) {
-      // Packed once; only the ack differs per member.
-      const packed = packSnapshot({ ...shared, players });
-      for (const m of this.#members.values()) this.#sendSnapshot(m, packed);
-      return;
-    }
     // A crowd: each member gets the ships nearest to its own (the roster counts the rest),
-    // so a member's cost stays flat however many share the hub.
+    // so a member's cost stays flat however many share the hub; its snapshots go out on its
+    // slot of the interval. Otherwise every member gets the same world.
+    const crowd = players.length > INTEREST_PLAYERS;
+    const everyone = crowd ? undefined : toSnapshotUnits({ ...shared, players });
     const byId = new Map(players.map((p) => [p.id, p]));
     const slot = tick % TICKS_PER_SNAPSHOT;
+    // Each member gets the changes since a snapshot it holds: the last one sent on an
+    // ordered stream, the newest it acknowledged over datagrams (lost ones never are).
+    // Members of a small world with the same baseline share one body.
+    const bodies = new Map<SnapshotUnits | undefined, Uint8Array>();
     for (const m of this.#members.values()) {
-      if (m.slot !== slot) continue;
-      const near = nearestPlayers(players, {
-        self: byId.get(m.peer.playerId),
-        max: INTEREST_PLAYERS,
-      });
-      this.#sendSnapshot(m, packSnapshot({ ...shared, players: near }));
-    }
-  }
-
-  /** Sends a packed snapshot with what is the member's alone: its ack and its late frames. */
-  #sendSnapshot(m: Member, packed: PackedSnapshot): void {
-    const to = { ackTick: m.queue.lastInputTick, lateTicks: m.queue.lateTicks({ reset: false }) };
-    // A skipped snapshot keeps its news of late frames for the next one.
-    if (m.peer.sendLatest(encodeSnapshotFor(this.#encoder, packed, to))) {
-      m.queue.lateTicks({ reset: true });
+      let units = everyone;
+      if (!units) {
+        if (m.slot !== slot) continue;
+        const near = nearestPlayers(players, {
+          self: byId.get(m.peer.playerId),
+          max: INTEREST_PLAYERS,
+        });
+        units = toSnapshotUnits({ ...shared, players: near });
+      }
+      const acked = m.peer.datagrams || (m.peer.consumeResync?.() ?? false);
+      const base = acked ? m.sent.get(m.peer.snapshotAck ?? -1) : m.sent.newest;
+      let body = everyone ? bodies.get(base) : undefined;
+      if (!body) {
+        body = encodeSnapshotBody(units, base);
+        if (everyone) bodies.set(base, body);
+      }
+      const sent = m.peer.sendLatest(
+        encodeSnapshot(this.#encoder, {
+          tick,
+          ackTick: m.queue.lastInputTick,
+          lateTicks: m.queue.lateTicks({ reset: false }),
+          baseTick: base?.tick,
+          body,
+          epoch: m.peer.datagrams ? (m.peer.epoch ?? 0) & 0xff : undefined,
+        }),
+        tick,
+      );
+      if (sent) {
+        m.sent.add(units);
+        // A skipped snapshot keeps its news of late frames for the next one.
+        m.queue.lateTicks({ reset: true });
+      }
     }
   }
 }

@@ -6,6 +6,8 @@ export * from "./server.ts";
 export * from "./instance.ts";
 export * from "./scheduler.ts";
 export * from "./transport.ts";
+export * from "./webtransport.ts";
+export * from "./certs.ts";
 export * from "./metrics.ts";
 export * from "./config.ts";
 export * from "./tokens.ts";

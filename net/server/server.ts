@@ -469,6 +469,9 @@ export class GameServer {
       if (results) this.#offerResults(instance, results);
     }
     this.crews.prune(started);
+    // One frame per client per tick, carrying whatever this tick (and any message
+    // handled since the last one) had for it.
+    for (const conn of this.connections) conn.flush();
     if (this.scheduler.stats.ticks % SWEEP_TICKS === 0) this.#sweep(started);
     const ms = this.clock.now() - started;
     const c = this.counters;

@@ -29,7 +29,26 @@ export class Session implements Peer {
     this.conn?.sendReliable(data);
   }
 
-  sendLatest(data: Uint8Array): boolean {
-    return this.conn?.sendLatest(data) ?? false;
+  sendLatest(data: Uint8Array, tick?: number): boolean {
+    return this.conn?.sendLatest(data, tick) ?? false;
+  }
+
+  /** Its connection sends snapshots as datagrams. */
+  get datagrams(): boolean {
+    return this.conn?.datagrams ?? false;
+  }
+
+  /** Enters its connection has carried (datagram snapshots name it, mod 256). */
+  get epoch(): number {
+    return this.conn?.epoch ?? 0;
+  }
+
+  /** The snapshot tick its client says it holds (-1: none). */
+  get snapshotAck(): number {
+    return this.conn?.snapshotAck ?? -1;
+  }
+
+  consumeResync(): boolean {
+    return this.conn?.consumeResync() ?? false;
   }
 }

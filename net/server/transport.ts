@@ -1,14 +1,23 @@
 /**
  * The small interface every transport implements: ordered-reliable send,
- * newest-wins send, close with a reason. Instances and connections speak only
- * this, so a WebTransport path (datagrams for snapshots) can slot in beside
- * WebSocket without touching them.
+ * newest-wins send, one flush per tick, close with a reason. Instances and
+ * connections speak only this; WebSocket (here) and WebTransport
+ * (webtransport.ts) implement it.
  */
-
+import { packFrame } from "../wire/frames.ts";
+import type { TransportKind } from "../wire/protocol.ts";
 import { type LinkClock, type LinkPath, LinkPipe } from "../link/mod.ts";
 
-/** A way to reach one client. */
+export type { TransportKind };
+
+/** A way to reach one client. Sends are queued and leave together at `flush()`. */
 export interface Transport {
+  readonly kind: TransportKind;
+  /**
+   * True when `sendLatest` goes as an unreliable datagram: it may be lost, so a delta
+   * must be against a snapshot the client acknowledged, not merely one that was sent.
+   */
+  readonly datagrams: boolean;
   /** Ordered and reliable: events, handshake, transfers. */
   sendReliable(data: Uint8Array): void;
   /**
@@ -16,7 +25,14 @@ export interface Transport {
    * be waiting to go out, so a snapshot never queues behind a stale one.
    */
   sendLatest(data: Uint8Array): boolean;
-  /** Closes with an application close code and a human-readable reason. */
+  /**
+   * How many times each `sendLatest` goes (datagrams only: a second copy a tick later
+   * rides out a lossy link). Ignored where every send arrives anyway.
+   */
+  setLatestCopies?(copies: 1 | 2): void;
+  /** Sends what was queued since the last flush: one frame per tick, not one per message. */
+  flush(): void;
+  /** Flushes, then closes with an application close code and a human-readable reason. */
   close(code: number, reason: string): void;
   /** Bytes handed to this transport that have not left yet (a client not reading grows it). */
   readonly bufferedBytes: number;
@@ -43,37 +59,40 @@ const OPEN = 1;
 
 /** Transport over one WebSocket: one ordered stream, "newest wins" emulated by skipping. */
 export class WebSocketTransport implements Transport {
+  readonly kind = "websocket";
+  readonly datagrams = false;
   readonly #ws: SocketLike;
-  /** Bytes handed to the socket in this turn of the event loop; they leave right after it. */
-  #turnBytes = 0;
+  readonly #queued: Uint8Array[] = [];
 
   constructor(ws: SocketLike) {
     this.#ws = ws;
   }
 
-  #sent(bytes: number): void {
-    if (this.#turnBytes === 0) queueMicrotask(() => this.#turnBytes = 0);
-    this.#turnBytes += bytes;
-  }
-
   get bufferedBytes(): number {
-    return this.#ws.bufferedAmount;
+    let queued = 0;
+    for (const q of this.#queued) queued += q.byteLength;
+    return this.#ws.bufferedAmount + queued;
   }
 
   sendReliable(data: Uint8Array): void {
     if (this.#ws.readyState !== OPEN) return;
-    this.#ws.send(data);
-    this.#sent(data.byteLength);
+    this.#queued.push(data);
   }
 
   sendLatest(data: Uint8Array): boolean {
-    // bufferedAmount counts what this turn just sent too (an Events message of the same
-    // tick); only bytes left over from an earlier turn mean the socket is backed up and
-    // may still hold the previous snapshot, and then this one is skipped.
-    if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > this.#turnBytes) return false;
-    this.#ws.send(data);
-    this.#sent(data.byteLength);
+    // What this tick queued has not reached the socket yet, so anything buffered is
+    // left from an earlier tick: the socket is backed up and may still hold the previous
+    // snapshot. Skip this one; the next (50 ms later) carries newer state.
+    if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > 0) return false;
+    this.#queued.push(data);
     return true;
+  }
+
+  flush(): void {
+    if (this.#queued.length === 0) return;
+    const frame = packFrame(this.#queued);
+    this.#queued.length = 0;
+    if (this.#ws.readyState === OPEN) this.#ws.send(frame);
   }
 
   /**
@@ -82,6 +101,7 @@ export class WebSocketTransport implements Transport {
    * client would otherwise lose the Reject that says why it was closed.
    */
   close(code: number, reason: string): void {
+    this.flush();
     const text = clampReason(reason);
     const attempt = (waitedMs: number) => {
       if (this.#ws.readyState > OPEN) return;
@@ -111,11 +131,16 @@ const DRAIN_WAIT_MS = 500;
 export class LinkTransport implements Transport {
   /** The transport the path delivers to. */
   readonly inner: Transport;
+  readonly kind: TransportKind;
+  readonly datagrams: boolean;
   readonly #pipe: LinkPipe<() => void>;
   #inFlight = 0;
+  readonly #frame: (() => void)[] = [];
 
   constructor(inner: Transport, opts: { path: LinkPath; clock: LinkClock }) {
     this.inner = inner;
+    this.kind = inner.kind;
+    this.datagrams = inner.datagrams;
     this.#pipe = new LinkPipe<() => void>(opts.path, { clock: opts.clock, deliver: (f) => f() });
   }
 
@@ -126,7 +151,7 @@ export class LinkTransport implements Transport {
 
   sendReliable(data: Uint8Array): void {
     this.#inFlight += data.byteLength;
-    this.#pipe.send(() => {
+    this.#frame.push(() => {
       this.#inFlight -= data.byteLength;
       this.inner.sendReliable(data);
     });
@@ -134,14 +159,25 @@ export class LinkTransport implements Transport {
 
   sendLatest(data: Uint8Array): boolean {
     this.#inFlight += data.byteLength;
-    this.#pipe.send(() => {
+    this.#frame.push(() => {
       this.#inFlight -= data.byteLength;
       this.inner.sendLatest(data);
     });
     return true;
   }
 
+  /** The tick's messages travel the path together, as the one frame they become. */
+  flush(): void {
+    if (this.#frame.length === 0) return;
+    const frame = this.#frame.splice(0);
+    this.#pipe.send(() => {
+      for (const send of frame) send();
+      this.inner.flush();
+    });
+  }
+
   close(code: number, reason: string): void {
+    this.flush();
     this.#pipe.send(() => this.inner.close(code, reason));
   }
 

@@ -6,14 +6,12 @@
 import { Decoder, Encoder } from "cbor-x";
 import { ANGLE_UNITS, BUTTON_MASK, type InputFrame, MOVE_UNITS } from "../../sim/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
-import { packRecords, readRecord, recordBytes, unpackRecords, writeRecord } from "./fields.ts";
+import { packRecords, readRecord, unpackRecords, writeRecord } from "./fields.ts";
 import {
-  type BossSnap,
   BULLET_STATE,
   type Choice,
   ClientKind,
   type ClientMessage,
-  ENEMY_SNAP,
   EnterReason,
   type EventDef,
   type EventField,
@@ -23,21 +21,19 @@ import {
   INPUT_FRAME,
   type NetEvent,
   type Outcome,
-  PLAYER_SNAP,
   PROTOCOL_VERSION,
   ServerKind,
   type ServerMessage,
-  type SnapshotMsg,
+  type SnapshotWireMsg,
 } from "./protocol.ts";
-import { decodeVolleys, encodeVolleys } from "./volley_codec.ts";
-import { INPUT_FRAMES_PER_MESSAGE, LIMITS } from "../../content/net_tuning.ts";
+import { decodeVolleys, encodeVolleys, VolleyDictionary } from "./volley_codec.ts";
+import { LIMITS, MAX_INPUT_FRAMES_PER_MESSAGE } from "../../content/net_tuning.ts";
 
 export { CodecError } from "./bytes.ts";
 
 const MAX_ENTER_REASON = Math.max(...Object.values(EnterReason));
 const ENCODER_OPTIONS = { useRecords: false, tagUint8Array: false, variableMapSize: true };
 const MAX_UINT32 = 0xffffffff;
-const FRAME_BYTES = recordBytes(INPUT_FRAME);
 /** A transfer ticket's longest spelling. */
 export const MAX_TICKET_CHARS = 400;
 /** A picture older than this is sent as this (the server's limit is far lower). */
@@ -51,6 +47,8 @@ const MAX_LATE_TICKS = 255;
  */
 export class MessageDecoder {
   readonly #cbor = new Decoder({ useRecords: false, mapsAsObjects: true });
+  /** The volley headers this connection's stream has carried (reset by every Enter). */
+  readonly volleys = new VolleyDictionary();
 
   /** Any CBOR value, or CodecError. */
   decodeValue(bytes: Uint8Array, what: string): unknown {
@@ -126,19 +124,13 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
     }
     case ClientKind.Input: {
       const frames = msg.frames;
-      if (frames.length < 1 || frames.length > INPUT_FRAMES_PER_MESSAGE) {
-        throw new CodecError(`Cannot encode input: ${frames.length} frames`);
-      }
-      const w = new ByteWriter(FRAME_BYTES * frames.length);
-      for (let i = 0; i < frames.length; i++) {
-        const f = frames[i];
-        if (i > 0 && f.tick !== frames[i - 1].tick + 1) {
-          throw new CodecError("Cannot encode input: frames are not consecutive ticks");
-        }
-        const record = { ...f, viewLag: Math.min(f.viewLag ?? 0, MAX_VIEW_LAG) };
-        writeRecord(w, INPUT_FRAME, { record, what: "input frame" });
-      }
-      return enc.encodeValue([msg.kind, frames[frames.length - 1].tick, w.bytes()]);
+      const newest = frames[frames.length - 1]?.tick;
+      const packed = packInputFrames(frames);
+      return enc.encodeValue(
+        msg.snapshotAck === undefined
+          ? [msg.kind, newest, packed]
+          : [msg.kind, newest, packed, msg.snapshotAck],
+      );
     }
     case ClientKind.Ping:
       return enc.encodeValue([msg.kind, msg.clientTimeMs >>> 0]);
@@ -149,6 +141,84 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
         `Cannot encode client message kind ${(msg as { kind: unknown }).kind}: not a client kind`,
       );
   }
+}
+
+/** Change bits of an input frame after the first: which fields differ from the frame before. */
+const FrameChange = { Move: 1, Aim: 2, Buttons: 4, ViewLag: 8 } as const;
+const FRAME_CHANGE_MASK = 15;
+
+/**
+ * Consecutive frames, oldest first. The first is whole (moveX i8, moveY i8, aim u16,
+ * buttons u8); each later one is a change byte and only what changed (move i8 i8, aim
+ * as a signed varint of the shortest turn, buttons u8): a held key costs 1 byte a tick.
+ */
+function packInputFrames(frames: readonly InputFrame[]): Uint8Array {
+  if (frames.length < 1 || frames.length > MAX_INPUT_FRAMES_PER_MESSAGE) {
+    throw new CodecError(`Cannot encode input: ${frames.length} frames`);
+  }
+  const w = new ByteWriter(6 + 3 * frames.length);
+  const lag = (f: InputFrame) => Math.min(f.viewLag ?? 0, MAX_VIEW_LAG);
+  writeRecord(w, INPUT_FRAME, {
+    record: { ...frames[0], viewLag: lag(frames[0]) },
+    what: "input frame",
+  });
+  for (let i = 1; i < frames.length; i++) {
+    const f = frames[i];
+    const p = frames[i - 1];
+    if (f.tick !== p.tick + 1) {
+      throw new CodecError("Cannot encode input: frames are not consecutive ticks");
+    }
+    const move = f.moveX !== p.moveX || f.moveY !== p.moveY;
+    const aim = f.aim !== p.aim;
+    const buttons = f.buttons !== p.buttons;
+    const viewLag = lag(f) !== lag(p);
+    w.u8(
+      (move ? FrameChange.Move : 0) | (aim ? FrameChange.Aim : 0) |
+        (buttons ? FrameChange.Buttons : 0) | (viewLag ? FrameChange.ViewLag : 0),
+    );
+    if (move) {
+      w.i8(f.moveX);
+      w.i8(f.moveY);
+    }
+    // The shortest way round: a small turn is 1–2 bytes whichever way it wraps.
+    if (aim) w.varint(((f.aim - p.aim + 0x18000) & 0xffff) - 0x8000);
+    if (buttons) w.u8(f.buttons);
+    if (viewLag) w.u8(lag(f));
+  }
+  return w.bytes();
+}
+
+function unpackInputFrames(packed: Uint8Array, newest: number): InputFrame[] {
+  const r = new ByteReader(packed, "input frames");
+  const frames: InputFrame[] = [];
+  let { moveX, moveY, aim, buttons, viewLag } = readRecord(r, INPUT_FRAME);
+  for (;;) {
+    if (Math.abs(moveX) > MOVE_UNITS || Math.abs(moveY) > MOVE_UNITS) {
+      fail("input frame", `move (${moveX}, ${moveY}) is outside ±${MOVE_UNITS}`);
+    }
+    if ((buttons & ~BUTTON_MASK) !== 0) fail("input frame", `unknown button bits ${buttons}`);
+    frames.push({ tick: 0, moveX, moveY, aim, buttons, viewLag });
+    if (r.remaining === 0) break;
+    if (frames.length >= MAX_INPUT_FRAMES_PER_MESSAGE) {
+      fail("input frames", `more than ${MAX_INPUT_FRAMES_PER_MESSAGE} frames`);
+    }
+    const change = r.u8();
+    if ((change & ~FRAME_CHANGE_MASK) !== 0) fail("input frame", `unknown change bits ${change}`);
+    if (change & FrameChange.Move) {
+      moveX = r.i8();
+      moveY = r.i8();
+    }
+    if (change & FrameChange.Aim) {
+      const delta = r.varint();
+      if (delta < -0x8000 || delta > 0x7fff) fail("input frame", `aim turn ${delta} out of range`);
+      aim = (aim + delta + 0x10000) & 0xffff;
+    }
+    if (change & FrameChange.Buttons) buttons = r.u8();
+    if (change & FrameChange.ViewLag) viewLag = r.u8();
+  }
+  const oldest = newest - (frames.length - 1);
+  if (oldest < 0) fail("input", `tick ${newest} is too small for ${frames.length} frames`);
+  return frames.map((f, i) => ({ ...f, tick: oldest + i }));
 }
 
 /** Decodes and validates one client frame. */
@@ -181,25 +251,11 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
         : { kind, version, name, content, resume, ticket };
     }
     case ClientKind.Input: {
-      array(raw, "input", 3, 3);
+      array(raw, "input", 3, 4);
       const newest = int(raw[1], "input tick", 0, MAX_UINT32);
-      const packed = bytes(raw[2], "input frames");
-      const n = packed.byteLength / FRAME_BYTES;
-      if (!Number.isInteger(n) || n < 1 || n > INPUT_FRAMES_PER_MESSAGE) {
-        fail("input frames", `${packed.byteLength} bytes is not 1–3 frames`);
-      }
-      if (newest - (n - 1) < 0) fail("input", `tick ${newest} is too small for ${n} frames`);
-      const r = new ByteReader(packed, "input frames");
-      const frames: InputFrame[] = [];
-      for (let i = 0; i < n; i++) {
-        const { moveX, moveY, aim, buttons, viewLag } = readRecord(r, INPUT_FRAME);
-        if (Math.abs(moveX) > MOVE_UNITS || Math.abs(moveY) > MOVE_UNITS) {
-          fail("input frame", `move (${moveX}, ${moveY}) is outside ±${MOVE_UNITS}`);
-        }
-        if ((buttons & ~BUTTON_MASK) !== 0) fail("input frame", `unknown button bits ${buttons}`);
-        frames.push({ tick: newest - (n - 1) + i, moveX, moveY, aim, buttons, viewLag });
-      }
-      return { kind, frames };
+      const frames = unpackInputFrames(bytes(raw[2], "input frames"), newest);
+      if (raw[3] === undefined) return { kind, frames };
+      return { kind, frames, snapshotAck: int(raw[3], "snapshot ack", 0, MAX_UINT32) };
     }
     case ClientKind.Ping: {
       array(raw, "ping", 2, 2);
@@ -305,57 +361,32 @@ export function decodeEvent(raw: unknown): NetEvent {
   return out as NetEvent;
 }
 
-function bossToWire(b: BossSnap | null): unknown {
-  return b === null
-    ? null
-    : [b.bossId, Math.max(0, Math.ceil(b.hp)), b.maxHp, b.phase, b.folding ? 1 : 0];
-}
-
-/** A snapshot with everything but the recipient's ack packed: pack once, address to each. */
-export interface PackedSnapshot {
-  readonly tick: number;
-  readonly stage: number;
-  readonly wave: number;
-  readonly players: Uint8Array;
-  readonly enemies: Uint8Array;
-  readonly boss: unknown;
-}
-
-/** Packs the part of a snapshot every recipient shares. */
-export function packSnapshot(
-  msg: Omit<SnapshotMsg, "kind" | "ackTick" | "lateTicks">,
-): PackedSnapshot {
-  return {
-    tick: msg.tick,
-    stage: msg.stage,
-    wave: msg.wave,
-    players: packRecords(PLAYER_SNAP, { records: msg.players, what: "snapshot player" }),
-    enemies: packRecords(ENEMY_SNAP, { records: msg.enemies, what: "snapshot enemy" }),
-    boss: bossToWire(msg.boss),
-  };
-}
-
-/** Encodes a packed snapshot for one recipient, with what only it needs to know. */
-export function encodeSnapshotFor(
+/** Encodes a snapshot for its recipient: its body is already a delta (or whole). */
+export function encodeSnapshot(
   enc: MessageEncoder,
-  packed: PackedSnapshot,
-  to: { readonly ackTick: number; readonly lateTicks: number },
+  msg: Omit<SnapshotWireMsg, "kind">,
 ): Uint8Array {
-  return enc.encodeValue([
+  const fields: unknown[] = [
     ServerKind.Snapshot,
-    packed.tick,
-    to.ackTick,
-    packed.stage,
-    packed.wave,
-    packed.players,
-    packed.enemies,
-    packed.boss,
-    Math.min(MAX_LATE_TICKS, to.lateTicks),
-  ]);
+    msg.tick,
+    msg.tick - msg.ackTick,
+    Math.min(MAX_LATE_TICKS, msg.lateTicks),
+    msg.baseTick === undefined ? 0 : msg.tick - msg.baseTick,
+    msg.body,
+  ];
+  if (msg.epoch !== undefined) fields.push(msg.epoch);
+  return enc.encodeValue(fields);
 }
 
-/** Encodes a server message. */
-export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Uint8Array {
+/**
+ * Encodes a server message. Events use the instance's volley dictionary when given
+ * (the one whose state its members' Enters carried); without one, headers go whole.
+ */
+export function encodeServerMessage(
+  enc: MessageEncoder,
+  msg: ServerMessage,
+  opts: { volleys?: VolleyDictionary } = {},
+): Uint8Array {
   switch (msg.kind) {
     case ServerKind.Welcome:
       return enc.encodeValue([msg.kind, msg.version, msg.playerId]);
@@ -371,19 +402,20 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
         msg.roster.map((r) => [r.id, r.name]),
         msg.stage,
         packRecords(BULLET_STATE, { records: msg.bullets, what: "enter bullet" }),
+        msg.volleyDictionary ?? new Uint8Array([0, 0]),
       ]);
     case ServerKind.Snapshot:
-      return encodeSnapshotFor(enc, packSnapshot(msg), msg);
+      return encodeSnapshot(enc, msg);
     case ServerKind.Events:
       return enc.encodeValue([
         msg.kind,
         msg.tick,
-        encodeVolleys(msg.volleys, msg.tick),
+        encodeVolleys(msg.volleys, msg.tick, opts.volleys),
         packHits(msg.hits),
         msg.events.map(encodeEvent),
       ]);
     case ServerKind.Pong:
-      return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick]);
+      return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick, msg.heldMs]);
     case ServerKind.Transfer:
       return enc.encodeValue([msg.kind, msg.url, msg.ticket, msg.reason]);
     case ServerKind.Results:
@@ -402,6 +434,11 @@ export function encodeServerMessage(enc: MessageEncoder, msg: ServerMessage): Ui
         ]),
       ]);
   }
+}
+
+function importVolleys(dec: MessageDecoder, state: Uint8Array): Uint8Array {
+  dec.volleys.import(state);
+  return state;
 }
 
 /** Decodes and validates one server frame. */
@@ -424,7 +461,7 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
         reason: text(raw[2], "reason", 512),
       };
     case ServerKind.Enter: {
-      array(raw, "enter", 8, 8);
+      array(raw, "enter", 9, 9);
       const roster = array(raw[5], "roster", 0, 1024).map((entry) => {
         const e = array(entry, "roster entry", 2, 2);
         return { id: int(e[0], "roster id", 0, 0xffff), name: text(e[1], "roster name", 64) };
@@ -441,37 +478,22 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
           bytes: bytes(raw[7], "enter bullets"),
           what: "enter bullets",
         }),
+        // Side effect on purpose: the stream's volley headers start over from this state.
+        volleyDictionary: importVolleys(dec, bytes(raw[8], "volley dictionary")),
       };
     }
     case ServerKind.Snapshot: {
-      array(raw, "snapshot", 9, 9);
-      let boss: BossSnap | null = null;
-      if (raw[7] !== null) {
-        const b = array(raw[7], "boss", 5, 5);
-        boss = {
-          bossId: int(b[0], "boss id", 0, 255),
-          hp: int(b[1], "boss hp", 0, MAX_UINT32),
-          maxHp: int(b[2], "boss max hp", 0, MAX_UINT32),
-          phase: int(b[3], "boss phase", 0, 255),
-          folding: int(b[4], "boss folding", 0, 1) === 1,
-        };
-      }
+      array(raw, "snapshot", 6, 7);
+      const tick = int(raw[1], "snapshot tick", 0, MAX_UINT32);
+      const baseAge = int(raw[4], "snapshot base age", 0, tick);
       return {
         kind,
-        tick: int(raw[1], "snapshot tick", 0, MAX_UINT32),
-        ackTick: int(raw[2], "ack tick", -1, MAX_UINT32),
-        lateTicks: int(raw[8], "late ticks", 0, MAX_LATE_TICKS),
-        stage: int(raw[3], "stage", 0, 3),
-        wave: int(raw[4], "wave", 0, 255),
-        players: unpackRecords(PLAYER_SNAP, {
-          bytes: bytes(raw[5], "snapshot players"),
-          what: "snapshot players",
-        }),
-        enemies: unpackRecords(ENEMY_SNAP, {
-          bytes: bytes(raw[6], "snapshot enemies"),
-          what: "snapshot enemies",
-        }),
-        boss,
+        tick,
+        ackTick: tick - int(raw[2], "snapshot ack age", tick - MAX_UINT32, tick + 1),
+        lateTicks: int(raw[3], "late ticks", 0, MAX_LATE_TICKS),
+        baseTick: baseAge === 0 ? undefined : tick - baseAge,
+        body: bytes(raw[5], "snapshot body"),
+        ...(raw[6] === undefined ? {} : { epoch: int(raw[6], "snapshot epoch", 0, 255) }),
       };
     }
     case ServerKind.Events: {
@@ -483,18 +505,19 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
       return {
         kind,
         tick,
-        volleys: decodeVolleys(volleyBytes, tick),
+        volleys: decodeVolleys(volleyBytes, tick, dec.volleys),
         hits: unpackHits(hitBytes),
         events,
         bulletBytes: volleyBytes.byteLength + hitBytes.byteLength,
       };
     }
     case ServerKind.Pong:
-      array(raw, "pong", 3, 3);
+      array(raw, "pong", 4, 4);
       return {
         kind,
         clientTimeMs: int(raw[1], "pong time", 0, MAX_UINT32),
         tick: int(raw[2], "pong tick", 0, MAX_UINT32),
+        heldMs: int(raw[3], "pong held", 0, 0xffff),
       };
     case ServerKind.Results: {
       array(raw, "results", 5, 5);

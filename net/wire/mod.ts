@@ -9,3 +9,5 @@ export * from "./fields.ts";
 export * from "./codec.ts";
 export * from "./volley_codec.ts";
 export * from "./decisions.ts";
+export * from "./frames.ts";
+export * from "./snapshot_delta.ts";

@@ -13,31 +13,49 @@
  *           ticket:text(≤200)?]
  *            content: CONTENT_HASH (content/registry.ts); it must match, as the version must
  *            ticket: the signed transfer ticket a Transfer handed out (another process's)
- *   Input  [2, newestTick:uint32, frames:bytes(6·n, n = 1..3)]  oldest first, consecutive ticks
- *            frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16 buttons:u8
- *                   viewLag:u8 (ticks between the frame and the snapshot its enemies were drawn from)
+ *   Input  [2, newestTick:uint32, frames:bytes, snapshotAck:uint32?]  consecutive ticks, oldest
+ *            first; 1–12 frames: a batch over a stream, a batch and its two predecessors over
+ *            datagrams. snapshotAck (datagrams only): the newest snapshot tick received.
+ *            first frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16
+ *                         (1/65536 turn) buttons:u8 viewLag:u8 (ticks between the frame and
+ *                         the snapshot its enemies were drawn from)
+ *            each later:  change:u8 (1 move, 2 aim, 4 buttons, 8 view lag), then what
+ *                         changed: moveX:i8 moveY:i8, aimTurn:varint (shortest way round),
+ *                         buttons:u8, viewLag:u8
  *   Ping   [3, clientTimeMs:uint32]
  *   Choice [4, choice:u8]  on the results screen: 0 back to the hub, 1 again with this crew
+ *
+ * What one side sends in one tick leaves as one frame: a CBOR sequence of these
+ * messages (net/wire/frames.ts). Snapshots and Input may instead go as datagrams,
+ * one message each (WebTransport).
  *
  * Server → client:
  *
  *   Welcome  [11, version:uint, playerId:u16]
  *   Reject   [12, code:uint, reason:text]                     the socket closes after it
  *   Enter    [13, instanceId:text, worldId:u8, tick:uint32, reason:u8, roster:[[id, name]…],
- *             stage:u8, bullets:bytes(83·n)]                 a transfer: a server-only decision
+ *             stage:u8, bullets:bytes(83·n), volleyDictionary:bytes]
+ *                                                            a transfer: a server-only decision
  *            bullet: every BULLET_FIELDS entry (sim/bullets.ts) at its array's precision
- *   Snapshot [14, tick:uint32, ackTick:int, stage:u8, wave:u8, players:bytes(10·n),
- *             enemies:bytes(9·n), boss:[bossId, hp, maxHp, phase, folding] | null, lateTicks:u8]
- *            ackTick and lateTicks are the recipient's: its last applied input tick, and how
- *            late (in ticks) its latest frame to miss its tick arrived since the last snapshot
+ *            volleyDictionary: next:u8 count:u8, count × (VOLLEY_HEADER, x:i16 y:i16)
+ *   Snapshot [14, tick:uint32, ackAge:int, lateTicks:u8, baseAge:uint, body:bytes, epoch:u8?]
+ *            ackAge: tick − the recipient's last applied input tick
+ *            lateTicks: how late (in ticks) the recipient's latest frame to miss its tick
+ *            arrived since its last snapshot
+ *            baseAge: tick − the baseline's tick, 0 for a whole snapshot
+ *            body: stage, wave, players, enemies, boss as changes since the baseline
+ *            (net/wire/snapshot_delta.ts); rows are these records in wire units:
  *            player: PLAYER_SNAP  id:u16 x:u16 y:u16 (1/8 px) aim:u8 hp:u8 flags:u8 escape:u8
  *            enemy:  ENEMY_SNAP   id:u16 kind:u8 x:u16 y:u16 (1/8 px) hp:u16
+ *            boss:   bossId hp maxHp phase folding
+ *            epoch (datagrams only): Enters sent to the recipient, mod 256
  *   Events   [15, baseTick:uint32, volleys:bytes, hits:bytes, events:[[code, …fields]…]]
  *            one batch per snapshot interval (≤ 3 ticks), flushed early before a transfer
  *            hit: uidDelta:varint target:u8 targetId:varuint damage:varuint (hundredths)
  *            volleys: see net/wire/volley_codec.ts (each record carries its tick − baseTick)
  *            event: EVENTS[name].code, then its fields in table order
- *   Pong     [16, clientTimeMs:uint32, tick:uint32]
+ *   Pong     [16, clientTimeMs:uint32, tick:uint32, heldMs:uint16]  held back to ride in the
+ *            next frame that goes anyway; the client takes heldMs off the round trip
  *   Results  [17, outcome:u8, worldId:u8, durationTicks:uint32,
  *             rows:[[id, name, damageDealt (hundredths), hitsTaken, grazes, status:u8]…]]
  *            a run ended (cleared or wiped): sent to each of its crew still in it or in the hub
@@ -81,6 +99,9 @@ export const ServerKind = {
   Transfer: 18,
 } as const;
 export type ServerKind = (typeof ServerKind)[keyof typeof ServerKind];
+
+/** Which transport carries a connection. */
+export type TransportKind = "websocket" | "webtransport";
 
 /** Why a client entered an instance. */
 export const EnterReason = {
@@ -305,6 +326,8 @@ export interface InputMsg {
   readonly kind: typeof ClientKind.Input;
   /** Consecutive frames, oldest first. */
   readonly frames: readonly InputFrame[];
+  /** Over datagrams: the newest snapshot tick the client has received. */
+  readonly snapshotAck?: number;
 }
 export interface PingMsg {
   readonly kind: typeof ClientKind.Ping;
@@ -336,6 +359,8 @@ export interface EnterMsg {
   readonly roster: readonly RosterEntry[];
   readonly stage: number;
   readonly bullets: readonly BulletState[];
+  /** The instance's volley-header dictionary as it stands (VolleyDictionary.export). */
+  readonly volleyDictionary?: Uint8Array;
 }
 export interface RosterEntry {
   readonly id: number;
@@ -352,6 +377,24 @@ export interface BossSnap {
   readonly phase: number;
   readonly folding: boolean;
 }
+/**
+ * A snapshot as it travels: changes since a baseline the recipient holds (or whole).
+ * The client's SnapshotHistory turns it back into a SnapshotMsg.
+ */
+export interface SnapshotWireMsg {
+  readonly kind: typeof ServerKind.Snapshot;
+  readonly tick: number;
+  /** The recipient's last applied input tick, -1 before any. */
+  readonly ackTick: number;
+  /** As SnapshotMsg.lateTicks: how late this recipient's late frames were, in ticks. */
+  readonly lateTicks: number;
+  /** The tick of the snapshot this one is a delta of; undefined for a whole one. */
+  readonly baseTick: number | undefined;
+  readonly body: Uint8Array;
+  /** Datagrams only: Enters the recipient had been sent (mod 256). */
+  readonly epoch?: number;
+}
+/** A snapshot as the runtime reads it: the whole state at `tick`. */
 export interface SnapshotMsg {
   readonly kind: typeof ServerKind.Snapshot;
   readonly tick: number;
@@ -367,6 +410,8 @@ export interface SnapshotMsg {
   readonly players: readonly PlayerSnap[];
   readonly enemies: readonly EnemySnap[];
   readonly boss: BossSnap | null;
+  /** Datagrams only: Enters the recipient had been sent (mod 256), so none lands in the wrong world. */
+  readonly epoch?: number;
 }
 /** A bullet that died early, and what it struck. */
 export interface HitRecord {
@@ -389,6 +434,8 @@ export interface PongMsg {
   readonly kind: typeof ServerKind.Pong;
   readonly clientTimeMs: number;
   readonly tick: number;
+  /** How long the server held the pong back for a frame that was going anyway. */
+  readonly heldMs: number;
 }
 /** One player's line on the results screen. */
 export interface ResultsRow {
@@ -421,7 +468,7 @@ export type ServerMessage =
   | WelcomeMsg
   | RejectMsg
   | EnterMsg
-  | SnapshotMsg
+  | SnapshotWireMsg
   | EventsMsg
   | PongMsg
   | ResultsMsg

@@ -6,11 +6,21 @@
  *              bit 6 explicit uid, bit 7 player team
  *   [uid0:u32] only with bit 6; otherwise uid0 follows the previous record's last uid
  *   layout 3 (player shot): owner:varuint x:i16 y:i16 angle:u16   spec and speed are the player's
- *   layouts 0–2: VOLLEY_HEADER (kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16 (1/4 px/s)
- *                accel:i16 (px/s²) turn:i16 (mrad/s) damage:u8), count:u8, then
- *     0 fan  (one origin):  x:i16 y:i16, count × angle:u16
+ *   layouts 0–2: entry:u8, [VOLLEY_HEADER (kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16
+ *                (1/4 px/s) accel:i16 (px/s²) turn:i16 (mrad/s) damage:u8)], count:u8, then
+ *     entry: the volley-header dictionary (below). Bits 0–5: 0 = the header follows and
+ *            takes the dictionary's next slot; 1–63 = the header in that slot. Bits 6–7
+ *            (fan only): 0 = the origin follows; 1–3 = the slot's 1st–3rd most recent
+ *            origin (x, y omitted; it becomes the most recent).
+ *     0 fan  (one origin):  [x:i16 y:i16], count × angle:u16
  *     1 line (one heading): angle:u16, count × (x:i16 y:i16)
  *     2 full:               count × (x:i16 y:i16 angle:u16)
+ * The dictionary lives as long as the ordered stream it travels on: the server keeps one
+ * per instance (every member decodes the same Events bytes), the Enter hands a newcomer
+ * its state, and both sides fill slots in the same round-robin order and keep each
+ * slot's recent origins alike. An ArcSweep's single bullet from the stationary boss
+ * then costs 5 bytes instead of 18.
+ *
  * Positions are 1/8 px, angles 1/65536 turn, and every header number is on the sim's
  * GRID: the server spawns on that grid, so a decoded volley is bit for bit the one
  * the server spawned, and an off-grid number is an encoding error, never a rounding.
@@ -43,6 +53,116 @@ export const VOLLEY_HEADER = {
   damage: onGrid("u8", GRID.damage),
 } as const satisfies Record<keyof BulletSpec | "speedPxPerS", WireField>;
 
+type VolleyHeader = ReturnType<typeof readRecord<typeof VOLLEY_HEADER>>;
+
+/** Slots of the volley-header dictionary (entry numbers 1–63). */
+export const VOLLEY_DICTIONARY_SLOTS = 63;
+/** Recent origins each slot remembers (two sweeps from two muzzles share a header). */
+const ORIGINS = 3;
+const ENTRY_INDEX = 0x3f;
+const ORIGIN_SHIFT = 6;
+
+/** One slot: a header and the origins of its recent fan volleys, most recent first. */
+interface Slot {
+  readonly key: string;
+  readonly header: VolleyHeader;
+  readonly origins: [number, number][];
+}
+
+/** Which recent origin of `slot` is (x, y): 1–3, or 0. */
+function recentOrigin(slot: Slot, x: number, y: number): number {
+  const i = slot.origins.findIndex(([ox, oy]) => ox === x && oy === y);
+  return i + 1;
+}
+
+/** Makes (x, y) the slot's most recent origin (both sides do this for every fan volley). */
+function useOrigin(slot: Slot, x: number, y: number): void {
+  const i = slot.origins.findIndex(([ox, oy]) => ox === x && oy === y);
+  if (i >= 0) slot.origins.splice(i, 1);
+  slot.origins.unshift([x, y]);
+  if (slot.origins.length > ORIGINS) slot.origins.pop();
+}
+
+/**
+ * The volley headers an ordered stream has carried, by slot. Encoder and decoder hold
+ * one each and change them in step, so a slot number stands for a whole header.
+ */
+export class VolleyDictionary {
+  readonly #slots: (Slot | undefined)[] = [];
+  readonly #byKey = new Map<string, number>();
+  #next = 0;
+
+  /** The slot (1–127) holding `header`, or 0. */
+  find(header: VolleyHeader): number {
+    return this.#byKey.get(keyOf(header)) ?? 0;
+  }
+
+  /** The header and last origin in `slot`, or CodecError. */
+  slot(index: number): Slot {
+    const s = this.#slots[index - 1];
+    if (!s) throw new CodecError(`Cannot decode volleys: dictionary slot ${index} is empty`);
+    return s;
+  }
+
+  /** Puts `header` in the next slot (round robin) and returns the slot's number. */
+  define(header: VolleyHeader): number {
+    const index = this.#next + 1;
+    this.#next = (this.#next + 1) % VOLLEY_DICTIONARY_SLOTS;
+    const old = this.#slots[index - 1];
+    if (old) this.#byKey.delete(old.key);
+    const key = keyOf(header);
+    this.#slots[index - 1] = { key, header, origins: [] };
+    this.#byKey.set(key, index);
+    return index;
+  }
+
+  /** Every slot and the next one to fill, for a newcomer's Enter. */
+  export(): Uint8Array {
+    const w = new ByteWriter(16 + this.#slots.length * 24);
+    w.u8(this.#next);
+    w.u8(this.#slots.length);
+    for (const s of this.#slots) {
+      if (!s) throw new CodecError("Cannot encode the volley dictionary: a hole");
+      writeRecord(w, VOLLEY_HEADER, { record: s.header, what: "volley dictionary" });
+      w.u8(s.origins.length);
+      for (const [x, y] of s.origins) {
+        w.i16(x);
+        w.i16(y);
+      }
+    }
+    return w.bytes();
+  }
+
+  /** Takes the state an Enter carried (what `export` wrote). */
+  import(bytes: Uint8Array): void {
+    const r = new ByteReader(bytes, "volley dictionary");
+    const next = r.u8();
+    const n = r.u8();
+    if (n > VOLLEY_DICTIONARY_SLOTS || next >= VOLLEY_DICTIONARY_SLOTS || next > n) {
+      throw new CodecError(`Cannot decode the volley dictionary: ${n} slots, next ${next}`);
+    }
+    this.#slots.length = 0;
+    this.#byKey.clear();
+    for (let i = 0; i < n; i++) {
+      const header = readRecord(r, VOLLEY_HEADER);
+      const count = r.u8();
+      if (count > ORIGINS) throw new CodecError(`Cannot decode the volley dictionary: ${count}`);
+      const origins: [number, number][] = [];
+      for (let k = 0; k < count; k++) origins.push([r.i16(), r.i16()]);
+      const key = keyOf(header);
+      this.#slots.push({ key, header, origins });
+      this.#byKey.set(key, i + 1);
+    }
+    if (r.remaining !== 0) throw new CodecError("Cannot decode the volley dictionary: trailing");
+    this.#next = next;
+  }
+}
+
+function keyOf(h: VolleyHeader): string {
+  return `${h.kind},${h.radiusPx},${h.ttlTicks},${h.speedPxPerS},${h.accelPxPerS2},` +
+    `${h.turnRadPerS},${h.damage}`;
+}
+
 function allEqual(a: readonly number[]): boolean {
   for (let i = 1; i < a.length; i++) if (a[i] !== a[0]) return false;
   return true;
@@ -51,8 +171,16 @@ function allEqual(a: readonly number[]): boolean {
 /** Largest birth-tick offset a record can carry: a batch spans at most 16 ticks. */
 export const MAX_TICK_DELTA = 15;
 
-/** Packs volleys born on ticks baseTick…baseTick+15, oldest first. */
-export function encodeVolleys(volleys: readonly Volley[], baseTick: number): Uint8Array {
+/**
+ * Packs volleys born on ticks baseTick…baseTick+15, oldest first. With a dictionary,
+ * headers it holds go as a slot number (and it learns the new ones); without, each
+ * header goes whole (a decoder then learns them all, which is harmless).
+ */
+export function encodeVolleys(
+  volleys: readonly Volley[],
+  baseTick: number,
+  dict: VolleyDictionary = new VolleyDictionary(),
+): Uint8Array {
   const w = new ByteWriter(64);
   let expectedUid = -1;
   for (const v of volleys) {
@@ -88,14 +216,21 @@ export function encodeVolleys(volleys: readonly Volley[], baseTick: number): Uin
       continue;
     }
     if (n < 1 || n > 255) throw new CodecError(`Cannot encode a volley of ${n} bullets`);
-    writeRecord(w, VOLLEY_HEADER, {
-      record: { ...v.spec, speedPxPerS: v.speedPxPerS },
-      what: "volley",
-    });
+    const header = { ...v.spec, speedPxPerS: v.speedPxPerS };
+    let index = dict.find(header);
+    const known = index !== 0;
+    if (!known) index = dict.define(header);
+    const slot = dict.slot(index);
+    const origin = layout === Layout.Fan ? recentOrigin(slot, v.xs[0], v.ys[0]) : 0;
+    w.u8((known ? index : 0) | (origin << ORIGIN_SHIFT));
+    if (!known) writeRecord(w, VOLLEY_HEADER, { record: header, what: "volley" });
     w.u8(n);
     if (layout === Layout.Fan) {
-      w.i16(v.xs[0]);
-      w.i16(v.ys[0]);
+      if (origin === 0) {
+        w.i16(v.xs[0]);
+        w.i16(v.ys[0]);
+      }
+      useOrigin(slot, v.xs[0], v.ys[0]);
       for (let i = 0; i < n; i++) w.u16(v.angles[i]);
     } else if (layout === Layout.Line) {
       w.u16(v.angles[0]);
@@ -115,7 +250,11 @@ export function encodeVolleys(volleys: readonly Volley[], baseTick: number): Uin
 }
 
 /** Unpacks what `encodeVolleys` wrote for a batch starting at `baseTick`. */
-export function decodeVolleys(bytes: Uint8Array, baseTick: number): Volley[] {
+export function decodeVolleys(
+  bytes: Uint8Array,
+  baseTick: number,
+  dict: VolleyDictionary = new VolleyDictionary(),
+): Volley[] {
   const r = new ByteReader(bytes, "volleys");
   const out: Volley[] = [];
   let nextUid = -1;
@@ -145,15 +284,23 @@ export function decodeVolleys(bytes: Uint8Array, baseTick: number): Volley[] {
         angles: [angle],
       };
     } else {
-      const { speedPxPerS, ...spec } = readRecord(r, VOLLEY_HEADER);
+      const entry = r.u8();
+      let index = entry & ENTRY_INDEX;
+      if (index === 0) index = dict.define(readRecord(r, VOLLEY_HEADER));
+      const slot = dict.slot(index);
+      const origin = entry >> ORIGIN_SHIFT;
+      if (origin > 0 && (layout !== Layout.Fan || origin > slot.origins.length)) {
+        throw new CodecError(`Cannot decode volleys: no origin ${origin} to repeat`);
+      }
+      const { speedPxPerS, ...spec } = slot.header;
       const n = r.u8();
       if (n === 0) throw new CodecError("Cannot decode volleys: empty volley");
       const xs: number[] = [];
       const ys: number[] = [];
       const angles: number[] = [];
       if (layout === Layout.Fan) {
-        const x = r.i16();
-        const y = r.i16();
+        const [x, y] = origin > 0 ? slot.origins[origin - 1] : [r.i16(), r.i16()];
+        useOrigin(slot, x, y);
         for (let i = 0; i < n; i++) {
           xs.push(x);
           ys.push(y);

@@ -21,7 +21,6 @@ import { INPUT_LIMITS, LIMITS, SNAPSHOT_HZ } from "../../content/net_tuning.ts";
 import {
   CodecError,
   decodeClientMessage,
-  decodeServerMessage,
   encodeClientMessage,
   MessageDecoder,
   MessageEncoder,
@@ -32,11 +31,11 @@ import {
   CloseCode,
   PROTOCOL_VERSION,
   ServerKind,
-  type SnapshotMsg,
+  type SnapshotWireMsg,
 } from "../../net/wire/protocol.ts";
 import type { InputVerdict } from "../../sim/mod.ts";
 import { Rng } from "../../sim/mod.ts";
-import { connectClient, type WsClient } from "../../net/client/ws_client.ts";
+import { connectClient, type GameClient } from "../../net/client/connect.ts";
 import type { GameServer } from "../../net/server/server.ts";
 import { frame, LiveServer, LiveSocket, paddedPing } from "../net/_harness.ts";
 
@@ -258,11 +257,10 @@ function hostileFrame(category: ClosingCategory, rng: Rng): Uint8Array {
 
 /** An honest player circling in the hub, clear of the portal, updating every ~8 ms. */
 class Honest {
-  readonly client: WsClient;
+  readonly client: GameClient;
   readonly snapshotAtMs: number[] = [];
   readonly errors: Error[] = [];
   readonly #timer: ReturnType<typeof setInterval>;
-  readonly #decoder = new MessageDecoder();
 
   constructor(url: string) {
     const now = () => performance.now();
@@ -270,11 +268,7 @@ class Honest {
       name: "Honest",
       now,
       onError: (err) => this.errors.push(err),
-    });
-    this.client.socket.addEventListener("message", (e) => {
-      if (!(e.data instanceof ArrayBuffer)) return;
-      const msg = decodeServerMessage(this.#decoder, new Uint8Array(e.data));
-      if (msg.kind === ServerKind.Snapshot) this.snapshotAtMs.push(now());
+      onSnapshot: () => this.snapshotAtMs.push(now()),
     });
     this.#timer = setInterval(() => {
       this.client.runtime.update(now(), (tick) => ({
@@ -301,9 +295,8 @@ class Honest {
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    const { socket, closed } = this.client;
-    if (socket.readyState <= WebSocket.OPEN) socket.close(1000, "done");
-    await closed;
+    this.client.close(1000, "done");
+    await this.client.closed;
   }
 }
 
@@ -350,7 +343,7 @@ async function checkHealth(
   expect(ticksPerSec >= 55 && ticksPerSec <= 61, `${ticksPerSec.toFixed(1)} ticks/s`);
   expect(late <= MAX_LATE_TICKS, `${late} late ticks`);
   expect(snapshotsPerSec >= 15, `the honest client got ${snapshotsPerSec.toFixed(1)} snapshots/s`);
-  expect(honest.client.socket.readyState === WebSocket.OPEN, "the honest client was disconnected");
+  expect(honest.client.connected, "the honest client was disconnected");
   expect(honest.client.runtime.phase === "playing", `honest ${honest.client.runtime.phase}`);
   expect(honest.client.runtime.instanceId === "hub", "the honest client left the hub");
   expect(honest.errors.length === 0, `honest errors ${honest.errors.join("; ")}`);
@@ -358,7 +351,7 @@ async function checkHealth(
 }
 
 /** A socket that joined the hub and has seen a snapshot; returns that snapshot. */
-async function joined(url: string, name: string): Promise<[LiveSocket, SnapshotMsg]> {
+async function joined(url: string, name: string): Promise<[LiveSocket, SnapshotWireMsg]> {
   const s = new LiveSocket(url);
   await s.opened;
   s.hello(name);

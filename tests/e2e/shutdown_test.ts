@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { InputSample } from "../../net/client/runtime.ts";
-import { connectClient } from "../../net/client/ws_client.ts";
+import { connectClient } from "../../net/client/connect.ts";
 import { CloseCode } from "../../net/wire/protocol.ts";
 
 const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };

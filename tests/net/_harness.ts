@@ -24,6 +24,7 @@ import {
   type ResultsMsg,
   ServerKind,
   type ServerMessage,
+  type SnapshotMsg,
 } from "../../net/wire/protocol.ts";
 import { ManualClock, realClock } from "../../net/server/scheduler.ts";
 import {
@@ -34,6 +35,13 @@ import {
   type ServerOptions,
 } from "../../net/server/server.ts";
 import type { Transport } from "../../net/server/transport.ts";
+import { MAX_SERVER_FRAME_MESSAGES, packFrame, splitFrame } from "../../net/wire/frames.ts";
+import {
+  decodeSnapshotBody,
+  fromSnapshotUnits,
+  SnapshotHistory,
+} from "../../net/wire/snapshot_delta.ts";
+import { SNAPSHOT_BASELINES } from "../../content/net_tuning.ts";
 import { createApp } from "../../routes/app.ts";
 import { type InputFrame, Rng } from "../../sim/mod.ts";
 import { LinkPipe, LinkSim, type LinkSpec, linkSpec, parseLinkSpec } from "../../net/link/mod.ts";
@@ -60,9 +68,17 @@ export interface SentFrame {
   readonly latest: boolean;
 }
 
-/** A Transport that records every frame and close, and may forward frames on. */
+/**
+ * A Transport that records every message and close, and may forward what each tick
+ * sent on, as one frame (or a snapshot as a datagram, when `datagrams`).
+ */
 export class FakeTransport implements Transport {
+  readonly kind = "websocket";
+  readonly datagrams: boolean;
   readonly sent: SentFrame[] = [];
+  /** Frames flushed so far. */
+  frames = 0;
+  readonly #queued: Uint8Array[] = [];
   closedWith: { code: number; reason: string } | undefined;
   /** Set to false to act like a backed-up socket: `sendLatest` then refuses. */
   acceptLatest = true;
@@ -76,27 +92,40 @@ export class FakeTransport implements Transport {
     opts: {
       forward?: (data: Uint8Array) => void;
       onClose?: (code: number, reason: string) => void;
+      /** Snapshots are forwarded at once, alone, as datagrams would be. */
+      datagrams?: boolean;
     } = {},
   ) {
     this.#forward = opts.forward;
     this.#onClose = opts.onClose;
+    this.datagrams = opts.datagrams ?? false;
   }
 
   sendReliable(data: Uint8Array): void {
     if (this.closedWith) return;
     this.sent.push({ data, latest: false });
-    this.#forward?.(data);
+    this.#queued.push(data);
   }
 
   sendLatest(data: Uint8Array): boolean {
     if (this.closedWith || !this.acceptLatest) return false;
     this.sent.push({ data, latest: true });
-    this.#forward?.(data);
+    if (this.datagrams) this.#forward?.(data);
+    else this.#queued.push(data);
     return true;
+  }
+
+  flush(): void {
+    if (this.#queued.length === 0) return;
+    const frame = packFrame(this.#queued);
+    this.#queued.length = 0;
+    this.frames++;
+    this.#forward?.(frame);
   }
 
   close(code: number, reason: string): void {
     if (this.closedWith) return;
+    this.flush();
     this.closedWith = { code, reason };
     this.#onClose?.(code, reason);
   }
@@ -104,6 +133,26 @@ export class FakeTransport implements Transport {
   /** Every message sent so far, decoded with the real codec. */
   messages(): ServerMessage[] {
     return this.sent.map((s) => decodeServerMessage(this.#decoder, s.data));
+  }
+
+  /**
+   * Every snapshot sent so far, rebuilt from its delta as the client would (each against
+   * the one before it: what an ordered stream delivers), with its size on the wire.
+   */
+  snapshots(): { msg: SnapshotMsg; bytes: number }[] {
+    const held = new SnapshotHistory(SNAPSHOT_BASELINES);
+    const out: { msg: SnapshotMsg; bytes: number }[] = [];
+    for (const s of this.sent) {
+      const m = decodeServerMessage(this.#decoder, s.data);
+      if (m.kind === ServerKind.Enter) held.clear();
+      if (m.kind !== ServerKind.Snapshot) continue;
+      const base = m.baseTick === undefined ? undefined : held.get(m.baseTick);
+      if (m.baseTick !== undefined && !base) throw new Error(`no baseline ${m.baseTick}`);
+      const units = decodeSnapshotBody(m.body, { tick: m.tick, base });
+      held.add(units);
+      out.push({ msg: fromSnapshotUnits(units, { ackTick: m.ackTick }), bytes: s.data.byteLength });
+    }
+    return out;
   }
 }
 
@@ -113,9 +162,15 @@ export class FakeTransport implements Transport {
 export interface LinkOptions {
   /** The link, as LINK_SIM reads it ("75±50", "150±50,stall=250/4000") or built in code. */
   readonly spec?: string | LinkSpec;
-  /** Chance that one client → server Input message is lost (nothing else is). */
+  /**
+   * Chance that one client → server input datagram is lost. A link with this set carries
+   * input as datagrams (the runtime then sends it with redundancy); nothing else is lost.
+   */
   readonly inputLoss?: number;
-  /** Loses the `n`-th Input message (1-based) when this says so: loss by a fixed pattern. */
+  /**
+   * Loses the `n`-th input datagram (1-based) when this says so: loss by a fixed pattern.
+   * A link with this set carries input as datagrams too.
+   */
   readonly dropInput?: (n: number) => boolean;
 }
 
@@ -131,8 +186,8 @@ type Down = Uint8Array | { readonly close: { code: number; reason: string } };
 
 /**
  * A client's network path through the link simulator (net/link), both ways one
- * ordered stream as a WebSocket is, delivered on the harness's ManualClock. Client
- * input messages may also be lost (emulating the datagram path).
+ * ordered stream as a WebSocket is, delivered on the harness's ManualClock. Input may
+ * instead go as datagrams, which may be lost (the WebTransport path).
  */
 export class HarnessLink {
   readonly sim: LinkSim | undefined;
@@ -143,6 +198,8 @@ export class HarnessLink {
   readonly inputTicksSent: number[] = [];
   readonly #dropInput: ((n: number) => boolean) | undefined;
   readonly #up: LinkPipe<Uint8Array>;
+  /** Datagrams take the same path but not the stream's place in line. */
+  readonly #upDatagrams: LinkPipe<Uint8Array>;
   readonly #down: LinkPipe<Down>;
   readonly #rng: Rng;
   readonly #decoder = new MessageDecoder();
@@ -152,6 +209,7 @@ export class HarnessLink {
     opts: LinkOptions & {
       stream: number;
       toServer: (data: Uint8Array) => void;
+      toServerDatagram: (data: Uint8Array) => void;
       toClient: (item: Down) => void;
     },
   ) {
@@ -168,6 +226,13 @@ export class HarnessLink {
         opts.toServer(data);
       },
     });
+    this.#upDatagrams = new LinkPipe(sim.up, {
+      clock,
+      deliver: (data) => {
+        this.stats.toServer++;
+        opts.toServerDatagram(data);
+      },
+    });
     this.#down = new LinkPipe(sim.down, {
       clock,
       deliver: (item) => {
@@ -177,20 +242,31 @@ export class HarnessLink {
     });
   }
 
-  /** Client → server. Decodes the kind so that only Input messages can be lost. */
+  /** Client → server, a frame on the ordered stream: it always arrives. */
   sendToServer(data: Uint8Array): void {
-    const msg: ClientMessage = decodeClientMessage(this.#decoder, data);
-    if (msg.kind === ClientKind.Input) {
+    for (const part of splitFrame(data, { maxMessages: 8 })) {
+      const msg: ClientMessage = decodeClientMessage(this.#decoder, part);
+      if (msg.kind !== ClientKind.Input) continue;
       this.stats.inputsSent++;
-      const dropped = this.#dropInput?.(this.stats.inputsSent) ??
-        (this.inputLoss > 0 && this.#rng.next() < this.inputLoss);
-      if (dropped) {
-        this.stats.inputsLost++;
-        return;
-      }
       for (const f of msg.frames) this.inputTicksSent.push(f.tick);
     }
     this.#up.send(data);
+  }
+
+  /** Client → server, an input datagram: lost with the link's `inputLoss` or `dropInput`. */
+  sendDatagramToServer(data: Uint8Array): void {
+    this.stats.inputsSent++;
+    const dropped = this.#dropInput?.(this.stats.inputsSent) ??
+      (this.inputLoss > 0 && this.#rng.next() < this.inputLoss);
+    if (dropped) {
+      this.stats.inputsLost++;
+      return;
+    }
+    const msg = decodeClientMessage(this.#decoder, data);
+    if (msg.kind === ClientKind.Input) {
+      for (const f of msg.frames) this.inputTicksSent.push(f.tick);
+    }
+    this.#upDatagrams.send(data);
   }
 
   /** Server → client. */
@@ -205,12 +281,13 @@ export class HarnessLink {
 
   /** Messages in flight, both ways. */
   get inFlight(): number {
-    return this.#up.inFlight + this.#down.inFlight;
+    return this.#up.inFlight + this.#upDatagrams.inFlight + this.#down.inFlight;
   }
 
   /** Drops everything in flight (the socket is gone). */
   cut(): void {
     this.#up.clear();
+    this.#upDatagrams.clear();
     this.#down.clear();
   }
 }
@@ -300,6 +377,7 @@ export class NetHarness {
       ...(opts.link ?? this.#link),
       stream: this.#seed * 7919 + n,
       toServer: (data) => self.client?.conn.receive(data),
+      toServerDatagram: (data) => self.client?.conn.receiveDatagram(data),
       toClient: (item) => {
         const client = self.client;
         if (!client) return;
@@ -322,8 +400,11 @@ export class NetHarness {
       atMs: this.clock.now(),
       seq: this.#seq++,
     });
+    const spec = opts.link ?? this.#link;
+    const lossy = spec.inputLoss !== undefined || spec.dropInput !== undefined;
     const runtime = new ClientRuntime({
       send: (data) => link.sendToServer(data),
+      sendDatagram: lossy ? (data) => link.sendDatagramToServer(data) : undefined,
       onEnter: (msg) => enters.push(stamp(msg)),
       onEvent: (event, tick) => events.push(stamp({ event, tick })),
       onResults: (msg) => results.push(stamp(msg)),
@@ -567,10 +648,13 @@ export class LiveSocket {
       if (!(e.data instanceof ArrayBuffer)) {
         throw new TypeError("the server sends binary frames only");
       }
-      const msg = decodeServerMessage(this.#decoder, new Uint8Array(e.data));
-      this.received.push({ atMs: performance.now(), msg });
-      for (let i = this.#waiters.length - 1; i >= 0; i--) {
-        if (this.#waiters[i].kind === msg.kind) this.#waiters.splice(i, 1)[0].resolve(msg);
+      const parts = splitFrame(new Uint8Array(e.data), { maxMessages: MAX_SERVER_FRAME_MESSAGES });
+      for (const part of parts) {
+        const msg = decodeServerMessage(this.#decoder, part);
+        this.received.push({ atMs: performance.now(), msg });
+        for (let i = this.#waiters.length - 1; i >= 0; i--) {
+          if (this.#waiters[i].kind === msg.kind) this.#waiters.splice(i, 1)[0].resolve(msg);
+        }
       }
     };
   }

@@ -10,6 +10,7 @@ import { ClientRuntime } from "../../../net/client/runtime.ts";
 import { sample } from "../../../net/client/remote_view.ts";
 import {
   encodeServerMessage,
+  encodeWholeSnapshot,
   MessageEncoder,
   PlayerFlag,
   PROTOCOL_VERSION,
@@ -62,7 +63,7 @@ function snapshot(tick: number, opts: { selfX: number; x: number }): Uint8Array 
     boss: null,
     lateTicks: 0,
   };
-  return encodeServerMessage(enc, msg);
+  return encodeWholeSnapshot(enc, msg);
 }
 
 Deno.test("an older snapshot arriving after a newer one changes nothing: newest wins", () => {

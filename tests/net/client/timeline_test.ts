@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { Button, quantizeAngle, Team } from "../../../sim/mod.ts";
 import { PLAYER } from "../../../content/mod.ts";
 import { LATE_INPUT } from "../../../content/net_tuning.ts";
-import { ServerKind, type SnapshotMsg } from "../../../net/wire/protocol.ts";
+import { ServerKind, type SnapshotWireMsg } from "../../../net/wire/protocol.ts";
 import { dist, IDLE, type LinkOptions, NetHarness, type SimClient, toPortal } from "../_harness.ts";
 
 const FAR: LinkOptions = { spec: "150±50" };
@@ -144,7 +144,7 @@ Deno.test("a frame that misses its tick is reported in a snapshot, and the lead 
   c.link.sim!.up.cut(h.clock.now(), 300);
   h.pump(1000);
   const reports = c.transport.messages()
-    .filter((m): m is SnapshotMsg => m.kind === ServerKind.Snapshot)
+    .filter((m): m is SnapshotWireMsg => m.kind === ServerKind.Snapshot)
     .map((m) => m.lateTicks);
   const late = Math.max(...reports);
   h.pump(3000);

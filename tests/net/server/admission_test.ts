@@ -172,12 +172,15 @@ Deno.test("a client whose queue passes maxQueuedBytes is closed 4014; the others
   const stuck = new RawClient(h.server, "10.0.0.2");
   stuck.hello("Stuck");
   h.runTicks(TICKS_PER_SNAPSHOT);
-  // It keeps sending pings but reads nothing: each Pong is one more reliable message queued.
+  // It keeps sending pings but reads nothing: each Pong (sent with the next frame) is one
+  // more reliable message queued.
   stuck.transport.bufferedBytes = LIMITS.maxQueuedBytes; // at the cap: still fine
   stuck.ping(1);
+  h.runTicks(TICKS_PER_SNAPSHOT);
   assert.equal(stuck.transport.closedWith, undefined);
   stuck.transport.bufferedBytes = LIMITS.maxQueuedBytes + 1;
   stuck.ping(2);
+  h.runTicks(TICKS_PER_SNAPSHOT);
   assert.equal(closedWith(stuck)?.code, CloseCode.Backlogged);
   assert.match(closedWith(stuck)!.reason, /not reading: \d+ bytes queued/);
   assert.equal(reader.transport.closedWith, undefined);

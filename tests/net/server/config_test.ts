@@ -11,6 +11,14 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
   assert.deepEqual(loadConfig({}), {
     host: "127.0.0.1",
     port: 8000,
+    webTransport: {
+      enabled: true,
+      host: "127.0.0.1",
+      port: 8000,
+      publicPort: undefined,
+      certFile: undefined,
+      keyFile: undefined,
+    },
     publicOrigin: undefined,
     allowedOrigins: [],
     allowedHosts: [],
@@ -62,10 +70,23 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     TRUST_PROXY: "1",
     SHUTDOWN_GRACE_MS: "500",
     LINK_SIM: "150±50, stall=250/4000",
+    WEBTRANSPORT_HOST: "203.0.113.7",
+    WEBTRANSPORT_PORT: "9443",
+    WEBTRANSPORT_PUBLIC_PORT: "443",
+    TLS_CERT: "/etc/ssl/game.pem",
+    TLS_KEY: "/etc/ssl/game.key",
   });
   assert.deepEqual(config, {
     host: "0.0.0.0",
     port: 9001,
+    webTransport: {
+      enabled: true,
+      host: "203.0.113.7",
+      port: 9443,
+      publicPort: 443,
+      certFile: "/etc/ssl/game.pem",
+      keyFile: "/etc/ssl/game.key",
+    },
     publicOrigin: "https://game.example.com",
     // PUBLIC_ORIGIN is allowed too, so the origin check needs one list.
     allowedOrigins: [
@@ -130,6 +151,11 @@ Deno.test("loadConfig() reads a cluster process: registry, public URL, id, share
       "a cluster process without PROCESS_ID gets a random one",
     );
   }
+});
+
+Deno.test("loadConfig() turns WebTransport off with WEBTRANSPORT=0; its port follows PORT", () => {
+  assert.equal(loadConfig({ WEBTRANSPORT: "0" }).webTransport.enabled, false);
+  assert.equal(loadConfig({ PORT: "9100" }).webTransport.port, 9100);
 });
 
 Deno.test("loadConfig() turns on dev mode with --dev or DEV=1", () => {
@@ -231,6 +257,10 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
     /at least 32 random bytes/,
   ],
   [{ TRUST_PROXY: "true" }, "TRUST_PROXY", /0 or 1/],
+  [{ WEBTRANSPORT: "yes" }, "WEBTRANSPORT", /0 or 1/],
+  [{ WEBTRANSPORT_PORT: "70000" }, "WEBTRANSPORT_PORT", /integer in \[0, 65535\]/],
+  [{ WEBTRANSPORT_PUBLIC_PORT: "0" }, "WEBTRANSPORT_PUBLIC_PORT", /integer in \[1, 65535\]/],
+  [{ TLS_CERT: "/etc/ssl/game.pem" }, "TLS_CERT", /go together/],
   [{ PUBLIC_ORIGIN: "ftp://x" }, "PUBLIC_ORIGIN", /"ftp:\/\/x".*not an http\(s\) origin/],
   [{ PUBLIC_ORIGIN: "game.example.com" }, "PUBLIC_ORIGIN", /not an http\(s\) origin/],
   [

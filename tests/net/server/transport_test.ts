@@ -1,7 +1,8 @@
 /**
  * Newest wins on the server's side of a WebSocket: a snapshot is skipped while an
- * earlier turn's bytes are still queued on the socket (it could sit behind a stale
- * snapshot), never because of what this very turn sent; events always go out.
+ * earlier tick's frame is still queued on the socket (it could sit behind a stale
+ * snapshot), never because of what this very tick sends; events always go out, and
+ * a tick's messages leave as one frame.
  */
 import assert from "node:assert/strict";
 import { type SocketLike, WebSocketTransport } from "../../../net/server/transport.ts";
@@ -20,29 +21,30 @@ class FakeSocket implements SocketLike {
   }
 }
 
-/** Lets the current turn of the event loop end (its microtasks run). */
-const nextTurn = () => new Promise<void>((r) => queueMicrotask(r));
-
-Deno.test("sendLatest() skips a snapshot while an earlier turn's bytes wait on the socket", async () => {
+Deno.test("sendLatest() skips a snapshot while an earlier tick's frame waits on the socket", () => {
   const ws = new FakeSocket();
   const t = new WebSocketTransport(ws);
   const events = new Uint8Array(300);
   const snap = (n: number) => new Uint8Array(60).fill(n);
 
-  // One turn: the events of a tick, then its snapshot. The events' own bytes do not count.
+  // One tick: its events, then its snapshot; they leave together, as one frame.
   t.sendReliable(events);
-  assert.equal(t.sendLatest(snap(1)), true, "sent behind this turn's events");
-  await nextTurn();
+  assert.equal(t.sendLatest(snap(1)), true, "sent behind this tick's events");
+  t.flush();
+  assert.deepEqual(ws.sent.map((d) => d.byteLength), [360], "one frame for the tick");
 
   // The socket has not drained: the next snapshot would queue behind snapshot 1.
   assert.equal(t.sendLatest(snap(2)), false, "skipped while the last one still waits");
   t.sendReliable(events); // events are never skipped
-  assert.deepEqual(ws.sent.map((d) => d.byteLength), [300, 60, 300]);
-  await nextTurn();
+  t.flush();
+  assert.deepEqual(ws.sent.map((d) => d.byteLength), [360, 300]);
 
   ws.bufferedAmount = 0; // drained
   assert.equal(t.sendLatest(snap(3)), true);
+  t.flush();
   assert.equal(ws.sent.at(-1)![0], 3, "the newest snapshot, not the skipped one");
+  t.flush();
+  assert.equal(ws.sent.length, 3, "a tick that sends nothing sends no frame");
 });
 
 Deno.test("sendLatest() sends nothing on a socket that is not open", () => {

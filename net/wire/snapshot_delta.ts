@@ -1,0 +1,391 @@
+/**
+ * Delta snapshots, in Bitfighter's manner: a snapshot is sent as what changed since a
+ * baseline the client is known to hold — the previous one on the ordered stream, the
+ * newest it acknowledged over datagrams — or whole when there is none (on join, after
+ * a transfer, when the acknowledged one is too old). Deltas are taken in wire units
+ * (1/8 px, 1/256 turn…), so the client rebuilds the server's numbers exactly.
+ *
+ *   body     = sections:u8  (1 stage, 2 wave, 4 players, 8 enemies, 16 boss), then each
+ *              present section in that order:
+ *   stage    = u8                    wave = u8
+ *   entities = changed:bits(one per baseline entity, in id order, ⌈n/8⌉ bytes)
+ *              then for each flagged one: mask:u8 (a bit per field after id, table order;
+ *                0 = it left) and each masked field as a signed varint of new − old
+ *              then added:varuint and each new entity whole (its record table)
+ *   boss     = mask:u8 (0x80 = gone; else a bit per field), then the masked fields:
+ *              whole (varuint) if there was no boss, else signed varint deltas
+ *
+ * Pure: no I/O. Used by the server's instances and by the client runtime.
+ */
+import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+import { encodeSnapshot, type MessageEncoder } from "./codec.ts";
+import { type RecordTable, toUnits, WIRE_TYPES } from "./fields.ts";
+import {
+  type BossSnap,
+  ENEMY_SNAP,
+  type EnemySnap,
+  PLAYER_SNAP,
+  type PlayerSnap,
+  type SnapshotMsg,
+} from "./protocol.ts";
+
+/** A snapshot in wire units: what deltas are taken between. Rows are fields in table order. */
+export interface SnapshotUnits {
+  readonly tick: number;
+  readonly stage: number;
+  readonly wave: number;
+  readonly players: readonly (readonly number[])[];
+  readonly enemies: readonly (readonly number[])[];
+  /** [bossId, hp, maxHp, phase, folding] or null. */
+  readonly boss: readonly number[] | null;
+}
+
+/** The world state a snapshot carries (no per-recipient fields). */
+export type SnapshotState = Omit<SnapshotMsg, "kind" | "ackTick" | "lateTicks" | "epoch">;
+
+const Section = { Stage: 1, Wave: 2, Players: 4, Enemies: 8, Boss: 16 } as const;
+const SECTION_MASK = 31;
+const BOSS_GONE = 0x80;
+const BOSS_FIELDS = 5;
+
+const PLAYER_NAMES = Object.keys(PLAYER_SNAP) as (keyof typeof PLAYER_SNAP)[];
+const ENEMY_NAMES = Object.keys(ENEMY_SNAP) as (keyof typeof ENEMY_SNAP)[];
+/** Fields whose units wrap around (a turn): their delta is the shortest way round. */
+const WRAPS: ReadonlySet<string> = new Set(["aim"]);
+
+function rowUnits<T extends RecordTable>(
+  table: T,
+  names: readonly string[],
+  rec: object,
+  what: string,
+) {
+  return names.map((n) => toUnits((rec as Record<string, number>)[n], table[n], `${what} ${n}`));
+}
+
+const byId = (a: readonly number[], b: readonly number[]) => a[0] - b[0];
+
+/**
+ * The state in wire units (the server rounds here, once), rows in id order: the change
+ * bits are positional, so both sides must hold a baseline's rows in the same order.
+ */
+export function toSnapshotUnits(s: SnapshotState): SnapshotUnits {
+  const b = s.boss;
+  return {
+    tick: s.tick,
+    stage: s.stage,
+    wave: s.wave,
+    players: s.players.map((p) => rowUnits(PLAYER_SNAP, PLAYER_NAMES, p, "snapshot player"))
+      .sort(byId),
+    enemies: s.enemies.map((e) => rowUnits(ENEMY_SNAP, ENEMY_NAMES, e, "snapshot enemy"))
+      .sort(byId),
+    boss: b ? [b.bossId, Math.max(0, Math.ceil(b.hp)), b.maxHp, b.phase, b.folding ? 1 : 0] : null,
+  };
+}
+
+function fromRow<T extends RecordTable>(
+  table: T,
+  names: readonly string[],
+  row: readonly number[],
+) {
+  const out: Record<string, number> = {};
+  names.forEach((n, i) => out[n] = row[i] / (table[n].per ?? 1));
+  return out;
+}
+
+/** Back from wire units to the snapshot the runtime reads. */
+export function fromSnapshotUnits(
+  u: SnapshotUnits,
+  opts: { ackTick: number; lateTicks?: number; epoch?: number },
+): SnapshotMsg {
+  const b = u.boss;
+  const boss: BossSnap | null = b
+    ? { bossId: b[0], hp: b[1], maxHp: b[2], phase: b[3], folding: b[4] === 1 }
+    : null;
+  return {
+    kind: 14,
+    tick: u.tick,
+    ackTick: opts.ackTick,
+    lateTicks: opts.lateTicks ?? 0,
+    stage: u.stage,
+    wave: u.wave,
+    players: u.players.map((r) => fromRow(PLAYER_SNAP, PLAYER_NAMES, r) as PlayerSnap),
+    enemies: u.enemies.map((r) => fromRow(ENEMY_SNAP, ENEMY_NAMES, r) as EnemySnap),
+    boss,
+    ...(opts.epoch === undefined ? {} : { epoch: opts.epoch }),
+  };
+}
+
+function wrapDelta(d: number, bits: number): number {
+  const span = 2 ** bits;
+  const half = span / 2;
+  return ((((d + half) % span) + span) % span) - half;
+}
+
+/** The change from `a` to `b` in one field (shortest way round for a turn). */
+function fieldDelta(name: string, table: RecordTable, a: number, b: number): number {
+  if (!WRAPS.has(name)) return b - a;
+  return wrapDelta(b - a, WIRE_TYPES[table[name].type].bytes * 8);
+}
+
+function applyDelta(name: string, table: RecordTable, a: number, d: number): number {
+  const t = WIRE_TYPES[table[name].type];
+  const v = WRAPS.has(name) ? (((a + d) % (t.max + 1)) + t.max + 1) % (t.max + 1) : a + d;
+  if (v < t.min || v > t.max) {
+    throw new CodecError(`Cannot decode snapshot: ${name} ${v} out of range`);
+  }
+  return v;
+}
+
+function writeEntities(
+  w: ByteWriter,
+  opts: {
+    table: RecordTable;
+    names: readonly string[];
+    cur: readonly (readonly number[])[];
+    base: readonly (readonly number[])[];
+  },
+): void {
+  const { table, names, cur, base } = opts;
+  const now = new Map(cur.map((r) => [r[0], r]));
+  const bits = new Uint8Array(Math.ceil(base.length / 8));
+  const bodies: { mask: number; deltas: number[] }[] = [];
+  const known = new Set<number>();
+  base.forEach((old, i) => {
+    known.add(old[0]);
+    const row = now.get(old[0]);
+    if (!row) {
+      bits[i >> 3] |= 1 << (i & 7);
+      bodies.push({ mask: 0, deltas: [] });
+      return;
+    }
+    let mask = 0;
+    const deltas: number[] = [];
+    for (let f = 1; f < names.length; f++) {
+      if (row[f] === old[f]) continue;
+      mask |= 1 << (f - 1);
+      deltas.push(fieldDelta(names[f], table, old[f], row[f]));
+    }
+    if (mask === 0) return;
+    bits[i >> 3] |= 1 << (i & 7);
+    bodies.push({ mask, deltas });
+  });
+  for (const b of bits) w.u8(b);
+  for (const b of bodies) {
+    w.u8(b.mask);
+    for (const d of b.deltas) w.varint(d);
+  }
+  const added = cur.filter((r) => !known.has(r[0]));
+  w.varuint(added.length);
+  for (const row of added) {
+    names.forEach((n, f) => writeUnits(w, table[n].type, row[f]));
+  }
+}
+
+function writeUnits(w: ByteWriter, type: keyof typeof WIRE_TYPES, v: number): void {
+  switch (type) {
+    case "u8":
+      return w.u8(v);
+    case "u16":
+      return w.u16(v);
+    case "u32":
+      return w.u32(v);
+    default:
+      throw new CodecError(`Cannot encode snapshot field of type ${type}`);
+  }
+}
+
+function readUnits(r: ByteReader, type: keyof typeof WIRE_TYPES): number {
+  switch (type) {
+    case "u8":
+      return r.u8();
+    case "u16":
+      return r.u16();
+    case "u32":
+      return r.u32();
+    default:
+      throw new CodecError(`Cannot decode snapshot field of type ${type}`);
+  }
+}
+
+function readEntities(
+  r: ByteReader,
+  opts: { table: RecordTable; names: readonly string[]; base: readonly (readonly number[])[] },
+): number[][] {
+  const { table, names, base } = opts;
+  const bits: number[] = [];
+  for (let i = 0; i < Math.ceil(base.length / 8); i++) bits.push(r.u8());
+  const out: number[][] = [];
+  base.forEach((old, i) => {
+    if ((bits[i >> 3] & (1 << (i & 7))) === 0) {
+      out.push([...old]);
+      return;
+    }
+    const mask = r.u8();
+    if (mask === 0) return; // it left
+    if (mask >> (names.length - 1) !== 0) {
+      throw new CodecError(`Cannot decode snapshot: field mask ${mask} has unknown bits`);
+    }
+    const row = [...old];
+    for (let f = 1; f < names.length; f++) {
+      if (mask & (1 << (f - 1))) row[f] = applyDelta(names[f], table, old[f], r.varint());
+    }
+    out.push(row);
+  });
+  const added = r.varuint();
+  if (added > 4096) throw new CodecError(`Cannot decode snapshot: ${added} new entities`);
+  for (let k = 0; k < added; k++) out.push(names.map((n) => readUnits(r, table[n].type)));
+  return out.sort(byId);
+}
+
+function sameRows(a: readonly (readonly number[])[], b: readonly (readonly number[])[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    for (let f = 0; f < a[i].length; f++) if (a[i][f] !== b[i][f]) return false;
+  }
+  return true;
+}
+
+const EMPTY: SnapshotUnits = {
+  tick: -1,
+  stage: -1,
+  wave: -1,
+  players: [],
+  enemies: [],
+  boss: null,
+};
+
+/** Encodes `cur` as its changes since `base` (everything, when there is no base). */
+export function encodeSnapshotBody(
+  cur: SnapshotUnits,
+  base: SnapshotUnits | undefined,
+): Uint8Array {
+  const b = base ?? EMPTY;
+  const w = new ByteWriter(64);
+  let sections = 0;
+  if (cur.stage !== b.stage) sections |= Section.Stage;
+  if (cur.wave !== b.wave) sections |= Section.Wave;
+  if (!sameRows(cur.players, b.players)) sections |= Section.Players;
+  if (!sameRows(cur.enemies, b.enemies)) sections |= Section.Enemies;
+  const bossChanged = cur.boss === null
+    ? b.boss !== null
+    : b.boss === null || cur.boss.some((v, i) => v !== b.boss![i]);
+  if (bossChanged) sections |= Section.Boss;
+  w.u8(sections);
+  if (sections & Section.Stage) w.u8(cur.stage);
+  if (sections & Section.Wave) w.u8(cur.wave);
+  if (sections & Section.Players) {
+    writeEntities(w, {
+      table: PLAYER_SNAP,
+      names: PLAYER_NAMES,
+      cur: cur.players,
+      base: b.players,
+    });
+  }
+  if (sections & Section.Enemies) {
+    writeEntities(w, { table: ENEMY_SNAP, names: ENEMY_NAMES, cur: cur.enemies, base: b.enemies });
+  }
+  if (sections & Section.Boss) {
+    if (cur.boss === null) {
+      w.u8(BOSS_GONE);
+    } else {
+      const old = b.boss;
+      let mask = 0;
+      for (let f = 0; f < BOSS_FIELDS; f++) if (!old || old[f] !== cur.boss[f]) mask |= 1 << f;
+      w.u8(mask);
+      for (let f = 0; f < BOSS_FIELDS; f++) {
+        if (!(mask & (1 << f))) continue;
+        if (old) w.varint(cur.boss[f] - old[f]);
+        else w.varuint(cur.boss[f]);
+      }
+    }
+  }
+  return w.bytes();
+}
+
+/** Rebuilds the snapshot of `tick` from a body and the baseline it was taken against. */
+export function decodeSnapshotBody(
+  body: Uint8Array,
+  opts: { tick: number; base: SnapshotUnits | undefined },
+): SnapshotUnits {
+  const b = opts.base ?? EMPTY;
+  const r = new ByteReader(body, "snapshot");
+  const sections = r.u8();
+  if ((sections & ~SECTION_MASK) !== 0) {
+    throw new CodecError(`Cannot decode snapshot: unknown sections ${sections}`);
+  }
+  const stage = sections & Section.Stage ? r.u8() : b.stage;
+  const wave = sections & Section.Wave ? r.u8() : b.wave;
+  if (stage < 0 || wave < 0) throw new CodecError("Cannot decode snapshot: no stage or wave");
+  const players = sections & Section.Players
+    ? readEntities(r, { table: PLAYER_SNAP, names: PLAYER_NAMES, base: b.players })
+    : b.players;
+  const enemies = sections & Section.Enemies
+    ? readEntities(r, { table: ENEMY_SNAP, names: ENEMY_NAMES, base: b.enemies })
+    : b.enemies;
+  let boss = b.boss;
+  if (sections & Section.Boss) {
+    const mask = r.u8();
+    if (mask === BOSS_GONE) {
+      boss = null;
+    } else {
+      if (mask >> BOSS_FIELDS !== 0) throw new CodecError(`Cannot decode snapshot: boss ${mask}`);
+      const old = b.boss;
+      if (!old && mask !== (1 << BOSS_FIELDS) - 1) {
+        throw new CodecError("Cannot decode snapshot: a new boss must come whole");
+      }
+      const next = old ? [...old] : [0, 0, 0, 0, 0];
+      for (let f = 0; f < BOSS_FIELDS; f++) {
+        if (mask & (1 << f)) next[f] = old ? old[f] + r.varint() : r.varuint();
+      }
+      boss = next;
+    }
+  }
+  if (r.remaining !== 0) throw new CodecError("Cannot decode snapshot: trailing bytes");
+  return { tick: opts.tick, stage, wave, players, enemies, boss };
+}
+
+/** Encodes a snapshot whole (no baseline): what a client gets on joining. */
+export function encodeWholeSnapshot(enc: MessageEncoder, msg: SnapshotMsg): Uint8Array {
+  return encodeSnapshot(enc, {
+    tick: msg.tick,
+    ackTick: msg.ackTick,
+    lateTicks: msg.lateTicks,
+    baseTick: undefined,
+    body: encodeSnapshotBody(toSnapshotUnits(msg), undefined),
+    epoch: msg.epoch,
+  });
+}
+
+/**
+ * The snapshots one side holds as baselines, newest last, by tick: the server's per
+ * recipient (what it sent), the client's (what it received).
+ */
+export class SnapshotHistory {
+  readonly #cap: number;
+  readonly #items: SnapshotUnits[] = [];
+
+  constructor(cap: number) {
+    this.#cap = cap;
+  }
+
+  /** The one of `tick`, if still held. */
+  get(tick: number): SnapshotUnits | undefined {
+    for (let i = this.#items.length - 1; i >= 0; i--) {
+      if (this.#items[i].tick === tick) return this.#items[i];
+    }
+    return undefined;
+  }
+
+  get newest(): SnapshotUnits | undefined {
+    return this.#items[this.#items.length - 1];
+  }
+
+  add(s: SnapshotUnits): void {
+    this.#items.push(s);
+    if (this.#items.length > this.#cap) this.#items.shift();
+  }
+
+  clear(): void {
+    this.#items.length = 0;
+  }
+}

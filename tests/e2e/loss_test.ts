@@ -1,0 +1,257 @@
+/**
+ * A lossy link between a real headless Chromium and the real server, both ways:
+ *
+ * - WebTransport through a UDP relay inside the test that drops 5 % of datagrams at
+ *   random and delays each by 50 ± 20 ms. Required: snapshots keep arriving at
+ *   ≥ 18/s with no gap over 150 ms, the events stream loses nothing (QUIC resends it;
+ *   snapshots are never held behind it), and corrections stay ≤ 2/min.
+ * - For comparison, the WebSocket under the link simulator's stall model with the same
+ *   delay: TCP hides a lost segment by stalling the stream until it is resent (at this
+ *   rate of ~20 segments/s, by a retransmission timeout of ~200 ms), so 5 % loss is a
+ *   ~220 ms stall about once a second. Its figures are printed beside, not judged.
+ *
+ * The player walks into the dungeon and strafes through the first wave while the test
+ * counts what the page's runtime received against what the server sent. Skips when
+ * Chromium is missing unless REQUIRE_BROWSER=1.
+ */
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium.ts";
+import { UdpRelay } from "../../tools/udp_relay.ts";
+import type { ClientRuntime } from "../../net/client/runtime.ts";
+import { linkSpec } from "../../net/link/mod.ts";
+import {
+  type Connection,
+  GameServer,
+  realClock,
+  selfSignedCertificate,
+  WEBTRANSPORT_PATH,
+  WebTransportServer,
+} from "../../net/server/mod.ts";
+import { CloseCode, ServerKind } from "../../net/wire/protocol.ts";
+import { HUB } from "../../content/mod.ts";
+import { createApp } from "../../routes/app.ts";
+import { bundleClient, stopBundler } from "../../tools/build.ts";
+
+const LOSS = 0.05;
+const DELAY_MS = 50;
+const JITTER_MS = 20;
+/** TCP's answer to the same loss: a stall of about one retransmission timeout a second. */
+const TCP_STALLS = { stallMs: 220, stallEveryMs: 1000 };
+const MEASURE_MS = 30_000;
+
+const chromiumThere = hasChromium();
+const requireBrowser = Deno.env.get("REQUIRE_BROWSER") === "1";
+if (!chromiumThere && !requireBrowser) {
+  console.warn(`SKIPPING loss test: ${CHROMIUM_PATH} not found`);
+}
+
+type WithBh = { __bh: { runtime: ClientRuntime | undefined } };
+
+/** What one run measured. */
+interface Figures {
+  transport: string;
+  snapshotsPerSec: number;
+  maxSnapshotGapMs: number;
+  correctionsPerMin: number;
+  eventsSent: number;
+  eventsReceived: number;
+  datagramsDropped: number;
+}
+
+/** In the page: the runtime's counters. */
+function pageStats() {
+  const rt = (globalThis as unknown as WithBh).__bh.runtime!;
+  return {
+    snapshots: rt.snapshotArrivals.count,
+    maxGapMs: rt.snapshotArrivals.maxGapMs,
+    corrections: rt.stats.corrections,
+    events: rt.receivedByKind[15] ?? 0,
+    world: rt.world?.kind,
+    phase: rt.phase,
+  };
+}
+
+/** Holds keys toward `target` until the page's world is a dungeon. */
+async function walkIntoPortal(page: Page): Promise<void> {
+  const portal = HUB.portals[0];
+  const deadline = performance.now() + 20_000;
+  const held = new Set<string>();
+  const hold = async (key: string, on: boolean) => {
+    if (on && !held.has(key)) await page.keyboard.down(key);
+    if (on) held.add(key);
+    else if (held.delete(key)) await page.keyboard.up(key);
+  };
+  for (;;) {
+    const s = await page.evaluate(() => {
+      const rt = (globalThis as unknown as WithBh).__bh.runtime;
+      const v = rt?.selfView();
+      return { kind: rt?.world?.kind, x: v?.x ?? 0, y: v?.y ?? 0 };
+    });
+    if (s.kind === "dungeon") break;
+    if (performance.now() > deadline) throw new Error("never reached the portal");
+    const cx = portal.x;
+    const cy = portal.y;
+    await hold("KeyD", cx - s.x > 6);
+    await hold("KeyA", cx - s.x < -6);
+    await hold("KeyS", cy - s.y > 6);
+    await hold("KeyW", cy - s.y < -6);
+    await new Promise((r) => setTimeout(r, 40));
+  }
+  for (const k of [...held]) await hold(k, false);
+}
+
+/** Plays for MEASURE_MS in the dungeon, strafing, and measures. */
+async function playAndMeasure(
+  page: Page,
+  opts: { server: GameServer; transport: string; relay?: UdpRelay; url: string },
+): Promise<Figures> {
+  await page.goto(opts.url);
+  await page.fill("#pilot-name", "Lossy");
+  await page.click("button[type=submit]");
+  await page.waitForFunction(
+    () => {
+      const rt = (globalThis as unknown as WithBh).__bh.runtime;
+      return rt?.phase === "playing" && rt.world?.kind === "hub" && rt.selfSnapshot() !== undefined;
+    },
+    undefined,
+    { timeout: 10_000 },
+  );
+  await walkIntoPortal(page);
+  const conn = [...opts.server.connections][0] as Connection;
+  assert.equal(conn.transportKind, opts.transport);
+  await page.evaluate(() =>
+    (globalThis as unknown as WithBh).__bh.runtime!.resetSnapshotArrivals(performance.now())
+  );
+  const start = await page.evaluate(pageStats);
+  const dropped0 = opts.relay ? opts.relay.up.dropped + opts.relay.down.dropped : 0;
+  const t0 = performance.now();
+  // Strafe left and right, firing: the prediction has something to predict.
+  await page.keyboard.down("Space");
+  for (let leg = 0; performance.now() - t0 < MEASURE_MS; leg++) {
+    const key = leg % 2 === 0 ? "KeyA" : "KeyD";
+    await page.keyboard.down(key);
+    await new Promise((r) => setTimeout(r, 600));
+    await page.keyboard.up(key);
+  }
+  await page.keyboard.up("Space");
+  const seconds = (performance.now() - t0) / 1000;
+  const end = await page.evaluate(pageStats);
+  const dropped = opts.relay ? opts.relay.up.dropped + opts.relay.down.dropped - dropped0 : 0;
+  // Close this one connection with a Reject, the last reliable message, and wait for it
+  // to arrive: then everything the server sent on the stream has had its chance.
+  const sent = conn.sentByKind.get(ServerKind.Events) ?? 0;
+  conn.close(CloseCode.ServerRestarting, "measured");
+  await page.waitForFunction(
+    () => (globalThis as unknown as WithBh).__bh.runtime?.phase !== "playing",
+    undefined,
+    { timeout: 10_000 },
+  );
+  const final = await page.evaluate(pageStats);
+  return {
+    transport: opts.transport,
+    snapshotsPerSec: Math.round(((end.snapshots - start.snapshots) / seconds) * 10) / 10,
+    maxSnapshotGapMs: Math.round(end.maxGapMs),
+    correctionsPerMin: Math.round(((end.corrections - start.corrections) / seconds) * 60 * 10) /
+      10,
+    eventsSent: sent,
+    eventsReceived: final.events,
+    datagramsDropped: dropped,
+  };
+}
+
+Deno.test({
+  name: "5 % loss at 50 ± 20 ms: WebTransport keeps snapshots flowing and loses no event",
+  ignore: !chromiumThere && !requireBrowser,
+  async fn() {
+    const js = bundleClient({ minify: false });
+    await js;
+    const dir = await Deno.makeTempDir({ prefix: "bh_loss_" });
+    const ctx = await launchChromium(dir, { viewport: { width: 1280, height: 720 } });
+    const figures: Figures[] = [];
+    try {
+      // WebTransport through the lossy UDP relay.
+      {
+        const server = new GameServer({ clock: realClock, seed: 5 });
+        const wt = new WebTransportServer(server, {
+          hostname: "127.0.0.1",
+          port: 0,
+          certificate: () =>
+            selfSignedCertificate(Date.now(), { validityDays: 13, hostnames: ["127.0.0.1"] }),
+          rotateEveryMs: 3_600_000,
+        });
+        await wt.start();
+        const relay = new UdpRelay({
+          target: { transport: "udp", hostname: "127.0.0.1", port: wt.port },
+          loss: LOSS,
+          latencyMs: DELAY_MS,
+          jitterMs: JITTER_MS,
+          seed: 11,
+        });
+        const app = createApp(server, {
+          clientJs: () => js,
+          webTransport: () => ({
+            port: relay.port,
+            path: WEBTRANSPORT_PATH,
+            certificateHashes: wt.certificateHashes,
+          }),
+        });
+        server.start();
+        const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+        try {
+          const page = await ctx.newPage();
+          figures.push(
+            await playAndMeasure(page, {
+              server,
+              transport: "webtransport",
+              relay,
+              url: `http://127.0.0.1:${http.addr.port}/`,
+            }),
+          );
+          await page.close();
+        } finally {
+          server.shutdown("test over");
+          relay.close();
+          wt.close();
+          await http.shutdown();
+        }
+      }
+      // The WebSocket under the link simulator: the same delay, loss as TCP shows it.
+      {
+        const server = new GameServer({ clock: realClock, seed: 5 });
+        const app = createApp(server, {
+          clientJs: () => js,
+          linkSim: linkSpec({ delayMs: DELAY_MS, jitterMs: JITTER_MS, ...TCP_STALLS }),
+        });
+        server.start();
+        const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
+        try {
+          const page = await ctx.newPage();
+          figures.push(
+            await playAndMeasure(page, {
+              server,
+              transport: "websocket",
+              url: `http://127.0.0.1:${http.addr.port}/?ws=1`,
+            }),
+          );
+          await page.close();
+        } finally {
+          server.shutdown("test over");
+          await http.shutdown();
+        }
+      }
+    } finally {
+      await ctx.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+      await stopBundler();
+    }
+    console.table(figures);
+    const [wt] = figures;
+    assert.ok(wt.datagramsDropped > 0, "the relay did drop datagrams");
+    assert.ok(wt.snapshotsPerSec >= 18, `${wt.snapshotsPerSec} snapshots/s over WebTransport`);
+    assert.ok(wt.maxSnapshotGapMs <= 150, `a ${wt.maxSnapshotGapMs} ms gap between snapshots`);
+    assert.equal(wt.eventsReceived, wt.eventsSent, "every Events message arrived");
+    assert.ok(wt.eventsSent > 20, `events flowed (${wt.eventsSent})`);
+    assert.ok(wt.correctionsPerMin <= 2, `${wt.correctionsPerMin} corrections/min`);
+  },
+});
