@@ -111,9 +111,19 @@ export function hostAllowed(host: string | undefined, allowed: ReadonlySet<strin
   return isLoopbackOrIp(hostname) || allowed.has(hostname);
 }
 
-/** The page's Content-Security-Policy: its own script and socket, nothing else. */
-function csp(host: string | undefined): string {
-  const sockets = host && !/[\s;,']/.test(host) ? ` ws://${host} wss://${host}` : "";
+/**
+ * The page's Content-Security-Policy: its own script and sockets, nothing else (its
+ * WebTransport is an https: origin of its own, the same host on the UDP port).
+ */
+function csp(host: string | undefined, webTransportPort?: number): string {
+  const clean = host && !/[\s;,']/.test(host) ? host : undefined;
+  let sockets = clean ? ` ws://${clean} wss://${clean}` : "";
+  if (clean && webTransportPort !== undefined) {
+    const hostname = clean.startsWith("[")
+      ? clean.slice(0, clean.indexOf("]") + 1)
+      : clean.split(":")[0];
+    sockets += ` https://${hostname}:${webTransportPort}`;
+  }
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -181,7 +191,7 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
     await next();
     if (c.res.status === 101) return; // the upgrade's own answer: nothing to add
     const headers = c.res.headers;
-    headers.set("content-security-policy", csp(host));
+    headers.set("content-security-policy", csp(host, opts.webTransport?.()?.port));
     headers.set("x-content-type-options", "nosniff");
     headers.set("referrer-policy", "no-referrer");
     headers.set("x-frame-options", "DENY");
