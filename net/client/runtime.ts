@@ -12,6 +12,7 @@ import {
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
   SNAPSHOT_BASELINES,
+  TICKS_PER_SNAPSHOT,
 } from "../../content/net_tuning.ts";
 import {
   BulletPool,
@@ -605,10 +606,20 @@ export class ClientRuntime {
     this.#unsent = 0;
     if (this.#sendDatagram) {
       const snapshotAck = this.#baselines.newest?.tick;
+      let snapshotsHeld: number | undefined;
+      if (snapshotAck !== undefined) {
+        snapshotsHeld = 0;
+        for (let k = 0; k < 8; k++) {
+          if (this.#baselines.get(snapshotAck - TICKS_PER_SNAPSHOT * (k + 1))) {
+            snapshotsHeld |= 1 << k;
+          }
+        }
+      }
       const data = encodeClientMessage(this.#encoder, {
         kind: ClientKind.Input,
         frames,
         snapshotAck,
+        snapshotsHeld,
       });
       this.#counted(data);
       this.#sendDatagram(data);

@@ -129,7 +129,9 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
       return enc.encodeValue(
         msg.snapshotAck === undefined
           ? [msg.kind, newest, packed]
-          : [msg.kind, newest, packed, msg.snapshotAck],
+          : msg.snapshotsHeld === undefined
+          ? [msg.kind, newest, packed, msg.snapshotAck]
+          : [msg.kind, newest, packed, msg.snapshotAck, msg.snapshotsHeld],
       );
     }
     case ClientKind.Ping:
@@ -251,11 +253,13 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
         : { kind, version, name, content, resume, ticket };
     }
     case ClientKind.Input: {
-      array(raw, "input", 3, 4);
+      array(raw, "input", 3, 5);
       const newest = int(raw[1], "input tick", 0, MAX_UINT32);
       const frames = unpackInputFrames(bytes(raw[2], "input frames"), newest);
       if (raw[3] === undefined) return { kind, frames };
-      return { kind, frames, snapshotAck: int(raw[3], "snapshot ack", 0, MAX_UINT32) };
+      const snapshotAck = int(raw[3], "snapshot ack", 0, MAX_UINT32);
+      if (raw[4] === undefined) return { kind, frames, snapshotAck };
+      return { kind, frames, snapshotAck, snapshotsHeld: int(raw[4], "snapshots held", 0, 255) };
     }
     case ClientKind.Ping: {
       array(raw, "ping", 2, 2);

@@ -13,9 +13,11 @@
  *           ticket:text(≤200)?]
  *            content: CONTENT_HASH (content/registry.ts); it must match, as the version must
  *            ticket: the signed transfer ticket a Transfer handed out (another process's)
- *   Input  [2, newestTick:uint32, frames:bytes, snapshotAck:uint32?]  consecutive ticks, oldest
- *            first; 1–12 frames: a batch over a stream, a batch and its two predecessors over
- *            datagrams. snapshotAck (datagrams only): the newest snapshot tick received.
+ *   Input  [2, newestTick:uint32, frames:bytes, snapshotAck:uint32?, snapshotsHeld:u8?]
+ *            consecutive ticks, oldest first; 1–12 frames: a batch over a stream, a batch and
+ *            its two predecessors over datagrams. snapshotAck (datagrams): the newest snapshot
+ *            tick received; snapshotsHeld: bit k set = the one TICKS_PER_SNAPSHOT·(k+1)
+ *            ticks before it arrived too (so a loss is told from a snapshot overtaken)
  *            first frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16
  *                         (1/65536 turn) buttons:u8 viewLag:u8 (ticks between the frame and
  *                         the snapshot its enemies were drawn from)
@@ -328,6 +330,8 @@ export interface InputMsg {
   readonly frames: readonly InputFrame[];
   /** Over datagrams: the newest snapshot tick the client has received. */
   readonly snapshotAck?: number;
+  /** Over datagrams: bit k = the snapshot TICKS_PER_SNAPSHOT·(k+1) ticks before the ack arrived. */
+  readonly snapshotsHeld?: number;
 }
 export interface PingMsg {
   readonly kind: typeof ClientKind.Ping;

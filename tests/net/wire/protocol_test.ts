@@ -23,7 +23,8 @@ import { Button, BUTTON_MASK } from "../../../sim/mod.ts";
 /** Every field a client may send, per kind, and every field of an input frame. */
 const ALLOWED = {
   Hello: ["kind", "version", "name", "content", "resume"],
-  Input: ["kind", "frames"],
+  // Which snapshots arrived (datagrams): a receipt, the baseline of the next delta.
+  Input: ["kind", "frames", "snapshotAck", "snapshotsHeld"],
   Ping: ["kind", "clientTimeMs"],
   Choice: ["kind", "choice"],
 } as const;
@@ -44,6 +45,8 @@ const samples: Record<keyof typeof ClientKind, ClientMessage> = {
   Input: {
     kind: ClientKind.Input,
     frames: [{ tick: 9, moveX: 100, moveY: -100, aim: 1, buttons: BUTTON_MASK }],
+    snapshotAck: 6,
+    snapshotsHeld: 3,
   },
   Ping: { kind: ClientKind.Ping, clientTimeMs: 5 },
   Choice: { kind: ClientKind.Choice, choice: Choice.Again },
