@@ -80,7 +80,7 @@ import {
 import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 5;
+export const PROTOCOL_VERSION = 6;
 
 /** Kinds of client → server messages. */
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;
