@@ -148,6 +148,7 @@ if (import.meta.main) {
     log,
     processId: config.processId,
     instancePrefix: config.cluster ? `${config.processId}/` : "",
+    tokenSecret: config.tokenSecret,
   });
   let cluster: ClusterNode | undefined;
   if (config.cluster) {

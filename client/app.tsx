@@ -1,7 +1,8 @@
 /**
  * The page's screens: connect (name + Play, and the server's reason when it says
- * no), the play view (canvas + HUD + touch sticks) and the disconnected state
- * with Reconnect. Which one shows is Game.screen.
+ * no), the play view (canvas + HUD + touch sticks), "reconnecting…" over the frozen
+ * game while a dropped link is taken back, and the disconnected state with
+ * Reconnect. Which one shows is Game.screen.
  */
 import { CONTENT } from "../content/mod.ts";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -27,6 +28,7 @@ export function App({ game }: { game: Game }) {
       )}
       {inGame && <Hud game={game} />}
       {screen === "playing" && game.results.value && <ResultsScreen game={game} />}
+      {screen === "playing" && game.reconnecting.value && <ReconnectingBanner />}
       {(screen === "connect" || screen === "connecting") && <ConnectScreen game={game} />}
       {screen === "disconnected" && <DisconnectedScreen game={game} />}
     </>
@@ -86,6 +88,18 @@ function ConnectScreen({ game }: { game: Game }) {
             : "WASD move · mouse aim · hold click or Space to fire · Shift focus · gamepad works too"}
         </p>
       </form>
+    </div>
+  );
+}
+
+/** Over the frozen game while the link is being taken back: no click needed. */
+function ReconnectingBanner() {
+  return (
+    <div class="overlay reconnecting" role="status" aria-live="polite">
+      <div class="card" data-testid="reconnecting">
+        <h2>Reconnecting…</h2>
+        <p class="reason">The connection dropped. Your ship is waiting, safe, where you left it.</p>
+      </div>
     </div>
   );
 }

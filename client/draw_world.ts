@@ -276,13 +276,17 @@ export function drawBoss(
   }
 }
 
-/** A ship turned to its aim; faded when dead or escaped, blinking while invulnerable. */
+/**
+ * A ship turned to its aim; faded when dead or escaped, or while its player's link is
+ * down (parked, untouchable), blinking while invulnerable.
+ */
 export function drawShip(
   ctx: CanvasRenderingContext2D,
   ship: ShipView,
   opts: { self: boolean; nowMs: number },
 ): void {
-  const active = (ship.flags & PlayerFlag.Active) !== 0;
+  const away = (ship.flags & PlayerFlag.Away) !== 0;
+  const active = (ship.flags & PlayerFlag.Active) !== 0 && !away;
   let alpha = active ? 1 : 0.3;
   if (active && (ship.flags & PlayerFlag.Invulnerable) !== 0) {
     alpha = Math.floor(opts.nowMs / 90) % 2 === 0 ? 0.35 : 0.9;
@@ -381,11 +385,14 @@ export function drawLabels(
   const selfId = scene.self?.id ?? 0;
   const ships = scene.self ? [...scene.others, scene.self] : scene.others;
   for (const s of ships) {
-    const dim = (s.flags & PlayerFlag.Active) === 0;
+    const away = (s.flags & PlayerFlag.Away) !== 0;
+    const dim = (s.flags & PlayerFlag.Active) === 0 || away;
     const tag = (s.flags & PlayerFlag.Dead) !== 0
       ? `${s.name} (down)`
       : (s.flags & PlayerFlag.Escaped) !== 0
       ? `${s.name} (escaped)`
+      : away
+      ? `${s.name} (reconnecting…)`
       : s.name;
     const at = toScreen(s.x, s.y);
     ctx.globalAlpha = dim ? 0.45 : 1;

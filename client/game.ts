@@ -37,6 +37,11 @@ export type Screen = "connect" | "connecting" | "playing" | "disconnected";
 
 /** Where the chosen name is remembered. */
 const NAME_KEY = "warden.name";
+/**
+ * Where this tab keeps its resume token (sessionStorage: per tab, gone with it), so a
+ * reload within the grace takes the same ship back.
+ */
+const RESUME_KEY = "warden.resume";
 /** Where "no screen shake" is remembered. */
 const CALM_KEY = "warden.calm";
 /** Ticks keep flowing from a timer too: rAF stops in background tabs and stalls on slow frames. */
@@ -59,6 +64,8 @@ export interface GameOptions {
   readonly webSocketOnly?: boolean;
   /** Where to remember the player's name; absent in private modes that refuse storage. */
   readonly storage?: Storage;
+  /** This tab's own storage, for the resume token (a reload resumes); absent: no reload resume. */
+  readonly tabStorage?: Storage;
 }
 
 /** The whole client behind the screens. */
@@ -80,9 +87,12 @@ export class Game {
   readonly calm = signal(false);
   /** The touch focus toggle. */
   readonly focusOn = signal(false);
+  /** The link dropped and the game is taking its session back ("reconnecting…"). */
+  readonly reconnecting = signal(false);
   readonly #pageUrl: string;
   readonly #webSocketOnly: boolean;
   readonly #storage: Storage | undefined;
+  readonly #tabStorage: Storage | undefined;
   #client: GameClient | undefined;
   /** Bumped by every connect: an older attempt still resolving its address gives up. */
   #attempt = 0;
@@ -96,11 +106,16 @@ export class Game {
   #lastNetgraphMs = 0;
   /** Boss HP as last drawn (-1: no boss). */
   #bossHp = -1;
+  /** A server notice to show once the Enter that follows it has cleared the old toasts. */
+  #notice = "";
+  /** The page is going away: its resume token stays for a reload. */
+  #leaving = false;
 
   constructor(opts: GameOptions) {
     this.#pageUrl = opts.pageUrl;
     this.#webSocketOnly = opts.webSocketOnly ?? false;
     this.#storage = opts.storage;
+    this.#tabStorage = opts.tabStorage;
     this.name.value = safeGet(this.#storage, NAME_KEY) ?? "";
     this.input = new InputController({
       onToggleNetgraph: () => this.hud.netgraphOn.value = !this.hud.netgraphOn.value,
@@ -191,13 +206,17 @@ export class Game {
     this.#startLoops();
   }
 
-  /** Stops every loop, listener and socket (the page is going away). */
+  /**
+   * Stops every loop, listener and socket (the page is going away). Closed with 1001,
+   * not 1000: a reload in this tab takes the same ship back within the grace.
+   */
   dispose(): void {
+    this.#leaving = true;
     this.#stopLoops();
     this.input.detach();
     this.sound.detach();
     this.#attempt++;
-    this.#client?.close(1000, "page closed");
+    this.#client?.close(1001, "page closed");
   }
 
   async #connect(): Promise<void> {
@@ -205,6 +224,7 @@ export class Game {
     this.#stopLoops();
     this.#client?.close(1000, "reconnecting");
     this.#client = undefined;
+    this.reconnecting.value = false;
     this.error.value = "";
     this.screen.value = "connecting";
     this.hud.reset();
@@ -225,10 +245,18 @@ export class Game {
       onOwnShot: (n) => {
         if (n.outcome === "predicted") this.sound.play("shot", performance.now());
       },
+      resume: safeGet(this.#tabStorage, RESUME_KEY),
+      onToken: (token) => safeSet(this.#tabStorage, RESUME_KEY, token),
+      // A Notice comes between the Welcome and the Enter, which clears the toasts: hold it.
+      onNotice: (n) => this.#notice = n.text,
+      onReconnecting: () => this.reconnecting.value = true,
+      onResumed: () => this.reconnecting.value = false,
     });
     this.#client = client;
     client.closed.then(() => {
       if (this.#client !== client) return; // an older socket, already replaced
+      this.reconnecting.value = false;
+      if (!this.#leaving) safeRemove(this.#tabStorage, RESUME_KEY);
       this.#stopLoops();
       const rt = client.runtime;
       const everPlayed = this.screen.value === "playing" || this.screen.value === "disconnected";
@@ -383,6 +411,9 @@ export class Game {
       case EnterReason.Cleared:
         toast("Dungeon cleared — welcome back, hero", "good");
         break;
+      case EnterReason.Resume:
+        toast("Reconnected — right where you left off", "good");
+        break;
       case EnterReason.Evacuated:
         toast("That world hit a server error and was closed — you are safe in the hub");
         break;
@@ -395,6 +426,10 @@ export class Game {
       case EnterReason.Return:
         toast("Back in the hub");
         break;
+    }
+    if (this.#notice) {
+      this.hud.toast(this.#notice, { nowMs: now, tone: "warn", forMs: 7000 });
+      this.#notice = "";
     }
   }
 
@@ -545,6 +580,14 @@ function safeGet(storage: Storage | undefined, key: string): string | undefined 
     return storage?.getItem(key) ?? undefined;
   } catch {
     return undefined; // storage disabled: the name is simply not remembered
+  }
+}
+
+function safeRemove(storage: Storage | undefined, key: string): void {
+  try {
+    storage?.removeItem(key);
+  } catch {
+    // storage disabled: nothing was kept
   }
 }
 

@@ -19,6 +19,7 @@ const game = new Game({
   pageUrl: location.href,
   webSocketOnly: params.get("ws") === "1",
   storage: globalThis.localStorage,
+  tabStorage: globalThis.sessionStorage,
 });
 
 render(<App game={game} />, document.getElementById("app")!);

@@ -98,6 +98,11 @@ animation:toast-in .3s ease-out}
 .overlay{position:fixed;inset:0;display:flex;align-items:center;justify-content:center;padding:16px}
 .overlay.connect{background:radial-gradient(ellipse at 50% 35%,#1d1640 0%,#07080f 70%)}
 .overlay.dim{background:rgba(4,5,12,.72)}
+.overlay.reconnecting{background:rgba(4,5,12,.45);pointer-events:none}
+.overlay.reconnecting h2::after{content:"";display:inline-block;width:.7em;height:.7em;margin-left:.5em;
+border:2px solid currentColor;border-right-color:transparent;border-radius:50%;vertical-align:-.05em;
+animation:spin .8s linear infinite}
+@keyframes spin{to{transform:rotate(360deg)}}
 .card{background:rgba(14,16,34,.94);border:1px solid rgba(150,160,255,.22);border-radius:16px;padding:28px 30px;
 width:min(380px,100%);box-sizing:border-box;display:flex;flex-direction:column;gap:10px;box-shadow:0 20px 60px rgba(0,0,0,.5)}
 .card h1{margin:0;font-size:30px;line-height:1.1;background:linear-gradient(90deg,#5ff4ff,#c9a2ff);

@@ -52,6 +52,13 @@ export const MAX_CLIENT_MESSAGES_PER_FRAME = 4;
 /** Most input frames one message may carry (a batch and its redundant copies). */
 export const MAX_INPUT_FRAMES_PER_MESSAGE = 12;
 
+/**
+ * A ship whose player sent no input for this long is parked (untouchable, not aimed at,
+ * frozen) until its next frame: a frozen tab or a cut link must not cost the run. On
+ * return it gets as many i-frames as it spent parked, at most the usual second.
+ */
+export const AWAY_AFTER_SILENT_TICKS = ticks(0.5);
+
 /** Delays of server decisions. */
 export const TRANSFER_DELAYS = {
   /** A dead player watches for this long before returning to the hub. */
@@ -173,6 +180,10 @@ export const LIMITS = {
   maxQueuedBytes: 256 * 1024,
   /** Highest player id: the wire's u16 (tests shrink the space to wrap it quickly). */
   maxPlayerId: 0xffff,
+  /** A ship whose link dropped waits this long for its player to resume, parked. */
+  resumeGraceMs: 15_000,
+  /** A resume token is good this long; a connected player gets a fresh one at half of it. */
+  resumeTokenTtlMs: 10 * 60_000,
 } as const;
 
 /**

@@ -49,6 +49,11 @@ export interface PlayerState {
   escapeTicks: number;
   /** Buttons of the input applied last tick. */
   buttons: number;
+  /**
+   * Its player's link is down (the server waits for a resume): the ship holds still,
+   * is not hit or aimed at and fires nothing, but is still in the run.
+   */
+  away: boolean;
 }
 
 /** One trash enemy. */
@@ -178,6 +183,7 @@ export class SimWorld {
       fireCooldownTicks: 0,
       escapeTicks: 0,
       buttons: 0,
+      away: false,
     };
     this.players.set(id, player);
     this.stats.set(id, { id, name, damageDealt: 0, hitsTaken: 0, grazes: 0, status: "active" });
@@ -195,7 +201,29 @@ export class SimWorld {
     this.#viewLag.delete(id);
   }
 
-  /** Active ships left in the world. */
+  /**
+   * Parks a ship while its player's link is down, or brings it back. Going away ends an
+   * escape channel; coming back grants invulnerability (the usual i-frames, or fewer
+   * when `iframeTicks` says so), so a player who returns into a bullet field has a
+   * moment to see it.
+   */
+  setAway(id: number, away: boolean, opts: { iframeTicks?: number } = {}): void {
+    const p = this.players.get(id);
+    if (!p || p.away === away) return;
+    p.away = away;
+    if (away) {
+      p.buttons = 0;
+      if (p.escapeTicks > 0 && p.status === "active") {
+        p.escapeTicks = 0;
+        this.#emit({ type: "escapeCancelled", playerId: p.id, reason: "released" });
+      }
+    } else if (p.status === "active") {
+      const grace = Math.min(opts.iframeTicks ?? Infinity, this.def.player.iframeTicks);
+      p.iframeTicks = Math.max(p.iframeTicks, grace);
+    }
+  }
+
+  /** Active ships left in the world (away ones too: they are still in the run). */
   countActive(): number {
     let n = 0;
     for (const p of this.players.values()) if (p.status === "active") n++;
@@ -291,7 +319,7 @@ export class SimWorld {
   }
 
   #stepPlayer(p: PlayerState, input: InputFrame): void {
-    if (p.status !== "active") return;
+    if (p.status !== "active" || p.away) return;
     const tuning = this.def.player;
     movePlayer(p, input, { arena: this.def.arena, tuning });
     p.aim = input.aim;
@@ -402,7 +430,7 @@ export class SimWorld {
     let best: PlayerState | undefined;
     let bestD2 = Infinity;
     for (const p of this.players.values()) {
-      if (p.status !== "active") continue;
+      if (p.status !== "active" || p.away) continue;
       const d2 = (p.x - x) ** 2 + (p.y - y) ** 2;
       if (d2 < bestD2) {
         bestD2 = d2;
@@ -558,7 +586,7 @@ export class SimWorld {
     const pr = this.def.player.radiusPx;
     const band = this.def.player.grazeBandPx;
     for (const p of this.players.values()) {
-      if (p.status !== "active" || p.iframeTicks > 0) continue;
+      if (p.status !== "active" || p.away || p.iframeTicks > 0) continue;
       for (let i = pool.count - 1; i >= 0; i--) {
         if (pool.team[i] !== Team.Enemy) continue;
         const dx = pool.x[i] - p.x;
@@ -587,7 +615,7 @@ export class SimWorld {
   #resolveContact(): void {
     const pr = this.def.player.radiusPx;
     for (const p of this.players.values()) {
-      if (p.status !== "active" || p.iframeTicks > 0) continue;
+      if (p.status !== "active" || p.away || p.iframeTicks > 0) continue;
       const boss = this.boss;
       if (boss && this.stage === "boss" && overlaps(p.x, p.y, pr, boss.def)) {
         this.#hurtPlayer(p, boss.def.contactDamage);

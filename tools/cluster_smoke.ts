@@ -151,20 +151,19 @@ export async function runClusterSmoke(
       `SIGKILL ${victimId}: its records left the registry after ${report.expiredAfterKillSeconds} s`,
     );
 
+    // The orphans' links dropped with their process: each client tries to resume there,
+    // finds nobody, goes back to where it first came in and lands in a live hub by itself,
+    // told that its run is over.
+    for (const b of orphans) b.mode = "idle";
+    const rejoined = orphans;
     await waitFor(
-      "the orphans' sockets to close",
-      () => orphans.every((b) => b.client.runtime.phase === "closed"),
-      10_000,
-    );
-    const live = cluster.procs.filter((p) => p !== victim);
-    const rejoined = orphans.map((b, i) =>
-      new Bot(live[i % live.length].wsUrl, { name: b.name, mode: "idle" })
-    );
-    bots.push(...rejoined);
-    await waitFor(
-      "the orphans in a live hub",
-      () => rejoined.every((b) => b.client.runtime.world?.kind === "hub"),
-      15_000,
+      "the orphans in a live hub, by themselves",
+      () =>
+        rejoined.every((b) =>
+          b.client.runtime.world?.kind === "hub" && b.client.runtime.phase === "playing" &&
+          processOf(b.client.runtime.instanceId) !== victimId
+        ),
+      25_000,
     );
     const hubs = new Set(rejoined.map((b) => b.client.runtime.instanceId));
     for (const h of hubs) {

@@ -6,7 +6,7 @@
 import { type InputSample } from "./runtime.ts";
 import { connectClient, type GameClient, type ServerAddress } from "./connect.ts";
 import { think } from "../../sim/pilot.ts";
-import type { EnterReason, EventName, NetEvent, SnapshotMsg } from "../wire/protocol.ts";
+import type { EnterReason, EventName, NetEvent, NoticeMsg, SnapshotMsg } from "../wire/protocol.ts";
 import { CONTENT } from "../../content/mod.ts";
 
 /** What a bot has lived through. */
@@ -18,6 +18,10 @@ export interface BotLog {
   died: boolean;
   bossDefeatedSeen: boolean;
   peakReplicaBullets: number;
+  /** What the server let it know (a resume that failed, a restart coming). */
+  notices: NoticeMsg[];
+  /** When its link dropped and when it was back (ms, the bot's clock). */
+  drops: { lostAtMs: number; backAtMs?: number }[];
 }
 
 /** A bot's standing orders. */
@@ -34,6 +38,8 @@ export class Bot {
     died: false,
     bossDefeatedSeen: false,
     peakReplicaBullets: 0,
+    notices: [],
+    drops: [],
   };
   mode: BotMode = "portal";
   /** Which of the hub's portals to walk into. */
@@ -64,6 +70,12 @@ export class Bot {
       onEnter: (e) =>
         this.log.enters.push({ instanceId: e.instanceId, reason: e.reason, atMs: this.#now() }),
       onEvent: (e) => this.#noteEvent(e),
+      onNotice: (n) => this.log.notices.push(n),
+      onReconnecting: () => this.log.drops.push({ lostAtMs: this.#now() }),
+      onResumed: () => {
+        const drop = this.log.drops.at(-1);
+        if (drop) drop.backAtMs = this.#now();
+      },
     });
     // Bots run their own loop at roughly the tick rate; the runtime catches up on late wakes.
     this.#timer = setInterval(() => this.update(), 8);
@@ -113,6 +125,7 @@ export class Bot {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    // Closes the socket if open, and ends any retries of a dropped link.
     this.client.close(1000, "bot done");
     await this.client.closed;
   }

@@ -7,6 +7,13 @@
  * (a Transfer), the same runtime moves to a WebSocket there and says hello with the
  * ticket: no reload, one connection as the page sees it; if the target cannot be
  * reached or refuses the ticket, it starts over where it first came in.
+ *
+ * When the link drops (an abnormal close, or 2 s without a word from the server while
+ * playing), the runtime freezes ("reconnecting") and new WebSockets say hello with the
+ * resume token, at once and then with backoff, until the server takes the session back
+ * (same instance, same ship) or the grace the Welcome announced has passed; a process
+ * we were transferred to that no longer answers sends us home. A close for cause (a
+ * kick, a restart, a session taken over elsewhere) ends it for good.
  */
 import { WEBTRANSPORT } from "../../content/net_tuning.ts";
 import { CloseCode, type TransportKind } from "../wire/protocol.ts";
@@ -41,7 +48,63 @@ export interface ClientOptions extends Omit<RuntimeOptions, "send" | "sendDatagr
   readonly onError?: (err: Error) => void;
   /** Called once a transport is chosen (and why the other was not). */
   readonly onTransport?: (kind: TransportKind, note: string) => void;
+  /** A resume token from an earlier page (a reload): the first hello tries to take it back. */
+  readonly resume?: string;
+  /** How to come back after a dropped link; false: never (the first close is the last). */
+  readonly reconnect?: Partial<ReconnectPolicy> | false;
+  /** The link dropped and retries began (the page shows "reconnecting…"). */
+  readonly onReconnecting?: () => void;
+  /** A retry got back in (the same session, or a fresh one with a Notice saying why not). */
+  readonly onResumed?: () => void;
 }
+
+/** How a client takes its session back after a dropped link. */
+export interface ReconnectPolicy {
+  /** The first retry goes at once; then this delay, doubling up to maxDelayMs (±20 %). */
+  readonly firstDelayMs: number;
+  readonly maxDelayMs: number;
+  /** No message from the server for this long while playing: the link is taken for dead. */
+  readonly silenceMs: number;
+  /** A retry whose socket has not opened after this long is abandoned for the next. */
+  readonly attemptTimeoutMs: number;
+  /** Retries go on for the server's grace plus this much, then the client gives up. */
+  readonly giveUpSlackMs: number;
+}
+
+/** The defaults: snapshots come 20 times a second, so 2 s of silence is a dead link. */
+export const RECONNECT_POLICY: ReconnectPolicy = {
+  firstDelayMs: 250,
+  maxDelayMs: 2000,
+  silenceMs: 2000,
+  attemptTimeoutMs: 3000,
+  giveUpSlackMs: 5000,
+};
+
+/**
+ * Server closes that end the game for good: a kick for cause, a version or content
+ * mismatch, a full server, a restart, a session taken over elsewhere, a server bug.
+ * Anything else (1001, 1005, 1006, idle, backlogged, a failed retry) is a link to take back.
+ */
+const FINAL_CLOSES: ReadonlySet<number> = new Set([
+  1000,
+  CloseCode.BadMessage,
+  CloseCode.VersionMismatch,
+  CloseCode.HandshakeTimeout,
+  CloseCode.RateLimited,
+  CloseCode.FrameTooLarge,
+  CloseCode.ServerFull,
+  CloseCode.BadName,
+  CloseCode.OriginRefused,
+  CloseCode.ServerRestarting,
+  CloseCode.Replaced,
+  CloseCode.ServerError,
+]);
+
+/** The close a client sends a link it gave up on: it is resuming on a new one. */
+const LINK_LOST = 4900;
+
+/** Retries that never opened, on a process we were transferred to, before going home. */
+const MAX_UNOPENED_BEFORE_HOME = 3;
 
 /** A runtime on a connection to the server (the current one, after any transfers). */
 export interface GameClient {
@@ -58,6 +121,9 @@ export interface GameClient {
   readonly connected: boolean;
   /** The WebSocket URL in use, or the one a transfer moved to. */
   readonly url: string;
+  /** Resumes so far (each a new connection that got back in after a dropped link). */
+  readonly resumes: number;
+  /** Closes for good (1000 ends the session; another code lets it wait for a resume). */
   close(code?: number, reason?: string): void;
 }
 
@@ -119,6 +185,14 @@ class Connection implements GameClient {
   #link: Link | undefined;
   #resolveClosed!: (v: { code: number; reason: string }) => void;
   #done = false;
+  readonly #policy: ReconnectPolicy;
+  /** When the link was lost (-1 while it is fine), retries since, and retries that never opened. */
+  #lostAtMs = -1;
+  #retries = 0;
+  #unopened = 0;
+  #resumes = 0;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #watchdog: ReturnType<typeof setInterval>;
 
   constructor(address: ServerAddress, opts: ClientOptions) {
     this.#opts = opts;
@@ -129,10 +203,16 @@ class Connection implements GameClient {
       onTransfer: (t) => {
         opts.onTransfer?.(t);
         // The old process closes its connection (4011) once the Transfer is out; move now.
-        this.#useWebSocket(t.url, t.ticket);
+        this.#useWebSocket(t.url, { ticket: t.ticket });
       },
     });
     this.closed = new Promise((resolve) => this.#resolveClosed = resolve);
+    this.#policy = { ...RECONNECT_POLICY, ...(opts.reconnect || {}) };
+    // A silent link is a dead one: a browser may take minutes to notice on its own.
+    this.#watchdog = setInterval(() => {
+      if (this.#done || this.#lostAtMs >= 0 || this.runtime.phase !== "playing") return;
+      if (this.#opts.now() - this.runtime.lastHeardMs > this.#policy.silenceMs) this.#linkLost();
+    }, Math.min(250, this.#policy.silenceMs / 4));
     const wt = address.webTransport;
     if (!wt || opts.webSocketOnly) {
       this.fallbackReason = opts.webSocketOnly
@@ -163,14 +243,60 @@ class Connection implements GameClient {
     return this.#link?.wire ?? NO_WIRE;
   }
 
+  get resumes(): number {
+    return this.#resumes;
+  }
+
   close(code = 1000, reason = "bye"): void {
     const link = this.#link;
     if (link) link.close(code, reason);
     this.#finish(code, reason);
   }
 
-  #hello(ticket?: string): void {
-    this.runtime.hello(this.#opts.name, this.#opts.now(), { version: this.#opts.version, ticket });
+  /** The first hello of a page may carry a token from before a reload. */
+  #firstHello = true;
+
+  #hello(via: { ticket?: string; resume?: string } = {}): void {
+    const resume = via.resume ?? (this.#firstHello ? this.#opts.resume : undefined);
+    this.#firstHello = false;
+    this.runtime.hello(this.#opts.name, this.#opts.now(), {
+      version: this.#opts.version,
+      ticket: via.ticket,
+      resume,
+    });
+  }
+
+  /** The link is gone: freeze, then retry with the resume token until back or too late. */
+  #linkLost(): void {
+    if (this.#done) return;
+    const now = this.#opts.now();
+    if (this.#lostAtMs < 0) {
+      this.#lostAtMs = now;
+      this.#retries = 0;
+      this.#unopened = 0;
+      this.runtime.reconnecting();
+      this.#opts.onReconnecting?.();
+    }
+    if (now - this.#lostAtMs > this.runtime.graceMs + this.#policy.giveUpSlackMs) {
+      this.#link?.close(LINK_LOST, "giving up");
+      this.#finish(1006, "connection lost, and it did not come back in time");
+      return;
+    }
+    const backoff = this.#retries === 0
+      ? 0
+      : Math.min(this.#policy.maxDelayMs, this.#policy.firstDelayMs * 2 ** (this.#retries - 1)) *
+        (0.8 + 0.4 * Math.random());
+    this.#retries++;
+    // A process we were transferred to that will not even answer is gone (a cluster lost
+    // it): go back to where we first came in, where the token is told what became of us.
+    const target = this.#url !== this.#home && this.#unopened >= MAX_UNOPENED_BEFORE_HOME
+      ? this.#home
+      : this.#url;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = setTimeout(
+      () => this.#useWebSocket(target, { resume: this.runtime.resumeToken }),
+      backoff,
+    );
   }
 
   /** Feeds the runtime a frame of the current link; a message it cannot read closes it. */
@@ -181,36 +307,68 @@ class Connection implements GameClient {
     } catch (err) {
       this.#opts.onError?.(err as Error);
       link.close(4000, "client could not decode a server message");
+      return;
     }
+    if (this.#lostAtMs >= 0 && this.runtime.phase === "playing") {
+      // Welcomed back (the same session, or a fresh one with a Notice saying why not).
+      this.#lostAtMs = -1;
+      this.#resumes++;
+      this.#opts.onResumed?.();
+    }
+  }
+
+  /** Whether a close of the current link is a drop to take back rather than the end. */
+  #mayResume(code: number): boolean {
+    return this.#opts.reconnect !== false && this.runtime.resumeToken !== undefined &&
+      !FINAL_CLOSES.has(code) && (this.#lostAtMs >= 0 || this.runtime.phase === "playing");
   }
 
   #finish(code: number, reason: string): void {
     if (this.#done) return;
     this.#done = true;
+    clearInterval(this.#watchdog);
+    clearTimeout(this.#retryTimer);
     this.runtime.closed(reason || `connection closed (${code})`);
     this.#resolveClosed({ code, reason });
   }
 
-  /** Opens a WebSocket to `url` (with a transfer's ticket), replacing any link in use. */
-  #useWebSocket(url: string, ticket?: string): void {
+  /**
+   * Opens a WebSocket to `url` (with a transfer's ticket, or a resume token), replacing
+   * any link in use.
+   */
+  #useWebSocket(url: string, via: { ticket?: string; resume?: string } = {}): void {
     if (this.#done) return;
+    const ticket = via.ticket;
     let welcomed = false;
     let opened = false;
+    // A retry that hangs (the link is still down) is dropped for the next one.
+    const attemptTimer = this.#lostAtMs >= 0
+      ? setTimeout(() => {
+        if (!opened && link === this.#link) link.close(LINK_LOST, "no answer");
+      }, this.#policy.attemptTimeoutMs)
+      : undefined;
     const link: Link = openWebSocket(url, {
       onOpen: () => {
         opened = true;
-        if (link === this.#link) this.#hello(ticket);
+        clearTimeout(attemptTimer);
+        if (link === this.#link) this.#hello(via);
       },
       onData: (data) => {
         welcomed = true;
         this.#receive(link, data);
       },
       onClose: (code, reason) => {
-        if (link !== this.#link) return; // superseded by a transfer
+        clearTimeout(attemptTimer);
+        if (link !== this.#link || this.#done) return; // superseded by a transfer or a retry
         const refused = (ticket !== undefined && !welcomed) || code === CloseCode.BadTicket;
-        if (refused && url !== this.#home && !this.#done) {
+        if (refused && url !== this.#home) {
           // The target is gone or refused the ticket: start over where we first came in.
           this.#useWebSocket(this.#home);
+          return;
+        }
+        if (this.#mayResume(code)) {
+          if (!opened) this.#unopened++;
+          this.#linkLost();
           return;
         }
         if (opened) {
@@ -228,7 +386,10 @@ class Connection implements GameClient {
     this.#link = link;
     this.#url = url;
     this.runtime.useDatagrams(undefined);
-    if (previous) previous.close(1000, "transferred");
+    // A link given up on must not say 1000 to the server: that would end the session.
+    if (previous) {
+      previous.close(ticket !== undefined ? 1000 : LINK_LOST, "moved to a new connection");
+    }
     this.#opts.onTransport?.("websocket", this.fallbackReason);
   }
 
@@ -242,7 +403,10 @@ class Connection implements GameClient {
           onOpen: () => {},
           onData: (data) => holder.link && this.#receive(holder.link, data),
           onClose: (code, reason) => {
-            if (holder.link === this.#link) this.#finish(code, reason);
+            if (holder.link !== this.#link || this.#done) return;
+            // A dropped WebTransport session is taken back over a WebSocket.
+            if (this.#mayResume(code)) this.#linkLost();
+            else this.#finish(code, reason);
           },
         },
       });

@@ -43,6 +43,7 @@ import {
   type EventsMsg,
   type HitRecord,
   type NetEvent,
+  type NoticeMsg,
   PlayerFlag,
   type PlayerSnap,
   PROTOCOL_VERSION,
@@ -58,7 +59,17 @@ import {
 export type InputSample = Omit<InputFrame, "tick">;
 
 /** Where the runtime stands. */
-export type RuntimePhase = "connecting" | "playing" | "transferring" | "rejected" | "closed";
+/**
+ * Where the runtime stands. "reconnecting": the link dropped and ws_client.ts is taking
+ * the session back (the world stays on screen, frozen, and no input is sent).
+ */
+export type RuntimePhase =
+  | "connecting"
+  | "playing"
+  | "transferring"
+  | "reconnecting"
+  | "rejected"
+  | "closed";
 
 /** Figures a netgraph shows. */
 export interface NetStats {
@@ -113,6 +124,10 @@ export interface RuntimeOptions {
   readonly onTransfer?: (transfer: TransferMsg) => void;
   /** Called for each snapshot taken (not for one older than the newest), with its arrival. */
   readonly onSnapshot?: (snapshot: SnapshotMsg, nowMs: number) => void;
+  /** Called with something the server wants the player to know (a resume that failed, a restart). */
+  readonly onNotice?: (notice: NoticeMsg) => void;
+  /** Called with each resume token the server hands out (a page may keep it for a reload). */
+  readonly onToken?: (token: string) => void;
 }
 
 const PING_INTERVAL_MS = 1000;
@@ -145,6 +160,14 @@ export class ClientRuntime {
   readonly #onResults: RuntimeOptions["onResults"];
   readonly #onOwnShot: RuntimeOptions["onOwnShot"];
   readonly #onTransfer: RuntimeOptions["onTransfer"];
+  readonly #onNotice: RuntimeOptions["onNotice"];
+  readonly #onToken: RuntimeOptions["onToken"];
+  /** The token that takes this session back over a new connection (from Welcome or Token). */
+  resumeToken: string | undefined;
+  /** How long the server keeps the ship after the link drops, in ms (from Welcome). */
+  graceMs = 0;
+  /** When the last message from the server arrived (a silent link is a dead one). */
+  lastHeardMs = 0;
   /** Transfers to another process so far (each one a reconnect in the same page). */
   transfers = 0;
   /** Snapshots received so far (load tests count them per client). */
@@ -230,6 +253,8 @@ export class ClientRuntime {
     this.#onTransfer = opts.onTransfer;
     this.#onSnapshot = opts.onSnapshot;
     this.#clock.extraLeadTicks = this.#sending.batchTicks - 1;
+    this.#onNotice = opts.onNotice;
+    this.#onToken = opts.onToken;
   }
 
   /**
@@ -255,18 +280,31 @@ export class ClientRuntime {
    * Introduces the player; call once the socket is open. After a transfer, the new
    * socket's hello carries the ticket the old process handed out.
    */
-  hello(name: string, nowMs: number, opts: { version?: number; ticket?: string } = {}): void {
+  hello(
+    name: string,
+    nowMs: number,
+    opts: { version?: number; ticket?: string; resume?: string } = {},
+  ): void {
     this.#enters = 0; // the server counts Enters per connection
-    if (this.phase !== "transferring") this.#window.startMs = nowMs;
+    if (this.phase !== "transferring" && this.phase !== "reconnecting") {
+      this.#window.startMs = nowMs;
+    }
     this.#helloAtMs = nowMs;
+    this.lastHeardMs = nowMs;
     this.#queue(encodeClientMessage(this.#encoder, {
       kind: ClientKind.Hello,
       version: opts.version ?? PROTOCOL_VERSION,
       name,
       content: CONTENT_HASH,
+      resume: opts.resume,
       ticket: opts.ticket,
     }));
     this.#flush();
+  }
+
+  /** The link dropped and a resume is under way: freeze (the world stays on screen). */
+  reconnecting(): void {
+    if (this.phase === "playing" || this.phase === "connecting") this.phase = "reconnecting";
   }
 
   /** Answers the results screen: back to the hub, or again with this crew. */
@@ -320,10 +358,14 @@ export class ClientRuntime {
   #receiveMessage(data: Uint8Array, nowMs: number): void {
     const msg = decodeServerMessage(this.#decoder, data);
     this.receivedByKind[msg.kind] = (this.receivedByKind[msg.kind] ?? 0) + 1;
+    this.lastHeardMs = nowMs;
     switch (msg.kind) {
       case ServerKind.Welcome:
         this.playerId = msg.playerId;
         this.phase = "playing";
+        this.resumeToken = msg.resume;
+        this.graceMs = msg.graceMs;
+        this.#onToken?.(msg.resume);
         // A refused transfer ticket said why before the fallback connection got in.
         this.closeReason = "";
         // The hello's round trip is a first RTT sample: without it, the first frames
@@ -358,6 +400,13 @@ export class ClientRuntime {
         this.phase = "transferring";
         this.transfers++;
         this.#onTransfer?.(msg);
+        return;
+      case ServerKind.Token:
+        this.resumeToken = msg.resume;
+        this.#onToken?.(msg.resume);
+        return;
+      case ServerKind.Notice:
+        this.#onNotice?.(msg);
         return;
       case ServerKind.Pong: {
         this.#clock.addRtt(Math.max(0, (nowMs >>> 0) - msg.clientTimeMs - msg.heldMs));

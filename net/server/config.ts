@@ -47,6 +47,11 @@ export interface Config {
    * and the default on Deno Deploy, whose platform is the front door).
    */
   readonly door: DoorLimits | undefined;
+  /**
+   * Signs resume tokens (and, in a cluster, transfer tickets): TOKEN_SECRET. Unset on a
+   * lone process: a random secret per start (tokens die with the process anyway).
+   */
+  readonly tokenSecret: Uint8Array | undefined;
 }
 
 /** A process's part in a cluster. */
@@ -185,6 +190,7 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     shutdownGraceMs: intVar(env, "SHUTDOWN_GRACE_MS", 3000, 0, 60000),
     linkSim: linkVar(env),
     door,
+    tokenSecret: cluster?.tokenSecret ?? secretVar(env),
     limits: {
       maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),
       maxConnectionsPerIp: intVar(
@@ -215,6 +221,15 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     bossRush: bossRush === "1",
     cluster,
   };
+}
+
+function secretVar(env: Record<string, string>): Uint8Array | undefined {
+  if (!env.TOKEN_SECRET) return undefined;
+  try {
+    return parseSecret(env.TOKEN_SECRET);
+  } catch (err) {
+    throw new Error(`TOKEN_SECRET ${(err as Error).message}`);
+  }
 }
 
 function clusterVars(env: Record<string, string>): ClusterConfig | undefined {

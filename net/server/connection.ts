@@ -22,6 +22,7 @@ import {
   ClientKind,
   type ClientMessage,
   CloseCode,
+  type NoticeCode,
   PROTOCOL_VERSION,
   ServerKind,
 } from "../wire/protocol.ts";
@@ -63,6 +64,8 @@ export class Connection {
   state: ConnectionState = "handshake";
   /** What its hello said, once valid. */
   hello: HelloInfo | undefined;
+  /** Why its hello's resume token did not take (told after its Welcome). */
+  resumeNotice: { code: NoticeCode; text: string } | undefined;
   /** The player this socket carries, once welcomed. */
   session: Session | undefined;
   /** When the last message arrived (the idle timeout counts from it). */
@@ -300,6 +303,7 @@ export class Connection {
       this.close(CloseCode.BadMessage, "only input may come as a datagram");
       return false;
     }
+    this.session?.heard();
     try {
       this.#handle(msg);
     } catch (err) {
@@ -413,7 +417,7 @@ export class Connection {
     this.#server.counters.bytesOut += reject.byteLength;
     this.#transport.sendReliable(reject);
     this.#transport.close(code, reason); // it flushes first: the Reject leaves before the close
-    this.#release(String(code), reason);
+    this.#release({ code: String(code), reason, byServer: true });
   }
 
   /** Ends the connection after a Transfer: no Reject, the client is on its way elsewhere. */
@@ -421,19 +425,19 @@ export class Connection {
     if (this.state === "closed") return;
     this.state = "closed";
     this.#transport.close(CloseCode.Transferred, "continued on another process");
-    this.#release(String(CloseCode.Transferred), "transferred");
+    this.#release({ code: String(CloseCode.Transferred), reason: "transferred", byServer: true });
   }
 
   /** The socket is gone (closed by the peer, or failed): release everything. */
   closed(code = "peer", reason = "closed by client"): void {
     if (this.state === "closed") return;
     this.state = "closed";
-    this.#release(code, reason);
+    this.#release({ code, reason, byServer: false });
   }
 
-  #release(code: string, reason: string): void {
+  #release(why: { code: string; reason: string; byServer: boolean }): void {
     this.#clearHandshakeTimer();
-    this.#server.forget(this, { code, reason });
+    this.#server.forget(this, why);
   }
 }
 

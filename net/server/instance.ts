@@ -20,6 +20,7 @@ import {
 } from "../../sim/mod.ts";
 import { CONTENT } from "../../content/mod.ts";
 import {
+  AWAY_AFTER_SILENT_TICKS,
   INPUT_LIMITS,
   INTEREST_PLAYERS,
   MAX_REWIND_TICKS,
@@ -86,6 +87,11 @@ interface Member {
   readonly slot: number;
   /** Snapshots sent to this peer: the baselines of its deltas. */
   readonly sent: SnapshotHistory;
+  /** The tick it joined (or came back): silence counts from here before its first frame. */
+  readonly sinceTick: number;
+  /** Why its ship is parked: its link is down, or its input stopped (since `parkedAt`). */
+  parked: "link" | "silence" | undefined;
+  parkedAt: number;
 }
 
 /** One world and the peers inside it. */
@@ -157,8 +163,45 @@ export class Instance {
       queue: new InputQueue(INPUT_LIMITS),
       slot: this.#joins++ % TICKS_PER_SNAPSHOT,
       sent: new SnapshotHistory(SNAPSHOT_BASELINES),
+      sinceTick: this.world.tick,
+      parked: undefined,
+      parkedAt: 0,
     });
     this.#pendingEvents.push({ type: "playerJoined", playerId: peer.playerId, name: peer.name });
+    this.#sendEnter(peer, reason);
+  }
+
+  /**
+   * A member whose link dropped is back (a resumed session): its parked ship rejoins the
+   * fight and it gets the Enter a join would send (every live bullet, the roster), with a
+   * fresh input queue for the new connection's frames and no baselines (the client dropped
+   * its own at the Enter: the next snapshot is whole). No second ship, no join event.
+   */
+  rejoin(playerId: number): void {
+    const member = this.#members.get(playerId);
+    if (!member) return;
+    this.#flush();
+    this.#members.set(playerId, {
+      ...member,
+      queue: new InputQueue(INPUT_LIMITS),
+      sent: new SnapshotHistory(SNAPSHOT_BASELINES),
+      sinceTick: this.world.tick,
+      parked: undefined,
+    });
+    this.world.setAway(playerId, false);
+    this.#sendEnter(member.peer, EnterReason.Resume);
+  }
+
+  /** Parks a member's ship while its link is down (rejoin() brings it back). */
+  linkDown(playerId: number): void {
+    const member = this.#members.get(playerId);
+    if (!member) return;
+    member.parked = "link";
+    member.parkedAt = this.world.tick;
+    this.world.setAway(playerId, true);
+  }
+
+  #sendEnter(peer: Peer, reason: EnterReason): void {
     peer.sendReliable(encodeServerMessage(this.#encoder, {
       kind: ServerKind.Enter,
       instanceId: this.id,
@@ -199,7 +242,10 @@ export class Instance {
     const world = this.world;
     const tick = world.tick;
     this.#inputs.clear();
-    for (const [id, m] of this.#members) this.#inputs.set(id, m.queue.take(tick));
+    for (const [id, m] of this.#members) {
+      this.#inputs.set(id, m.queue.take(tick));
+      this.#parkIfSilent(id, m, tick);
+    }
     const events = world.step(this.#inputs);
     const orders = this.#collect(tick, events);
     for (let i = this.#scheduled.length - 1; i >= 0; i--) {
@@ -216,6 +262,26 @@ export class Instance {
     // every member still gets 20 a second, and no tick carries the whole crowd's sends.
     if (snapshotTick || world.players.size > INTEREST_PLAYERS) this.#sendSnapshots(tick);
     return orders;
+  }
+
+  /**
+   * A member whose frames stopped (a frozen tab, a link cut before anyone noticed) is
+   * parked after AWAY_AFTER_SILENT_TICKS in a dungeon; its first frame back unparks it,
+   * with as many i-frames as it spent parked (at most the usual), so silence buys no
+   * free cover.
+   */
+  #parkIfSilent(id: number, m: Member, tick: number): void {
+    // Nothing in a hub can hurt a ship: there, a silent player just stands.
+    if (m.parked === "link" || this.kind === "hub") return;
+    const lastHeard = Math.max(m.queue.lastInputTick, m.sinceTick);
+    if (m.parked === undefined && tick - lastHeard > AWAY_AFTER_SILENT_TICKS) {
+      m.parked = "silence";
+      m.parkedAt = tick;
+      this.world.setAway(id, true);
+    } else if (m.parked === "silence" && m.queue.lastInputTick === tick) {
+      m.parked = undefined;
+      this.world.setAway(id, false, { iframeTicks: tick - m.parkedAt });
+    }
   }
 
   /** The results of a run that ended on the last step, once; the server sends them to the crew. */
@@ -379,6 +445,7 @@ export class Instance {
       if (p.iframeTicks > 0) flags |= PlayerFlag.Invulnerable;
       if (p.buttons & Button.Fire) flags |= PlayerFlag.Firing;
       if (p.escapeTicks > 0) flags |= PlayerFlag.Channelling;
+      if (p.away) flags |= PlayerFlag.Away;
       players.push({
         id: p.id,
         x: p.x,

@@ -27,6 +27,22 @@ export function renderMetrics(server: GameServer): string {
     ['{kind="dungeon"}', byKind.dungeon],
   ]);
   metric("bh_players", "gauge", "Players inside instances.", [["", server.playerCount]]);
+  metric(
+    "bh_players_away",
+    "gauge",
+    "Players whose link dropped, their ships parked until a resume or the grace ends.",
+    [["", server.playersAway]],
+  );
+  metric("bh_resumes_total", "counter", "Sessions taken back over a new connection.", [[
+    "",
+    c.resumes,
+  ]]);
+  metric(
+    "bh_resume_refusals_total",
+    "counter",
+    "Resume tokens that did not take: the run was over (expired) or the token was no good.",
+    [['{why="expired"}', c.resumeRefusals.expired], ['{why="refused"}', c.resumeRefusals.refused]],
+  );
   metric("bh_connections", "gauge", "Open connections.", [["", server.connections.size]]);
   metric("bh_connections_opened_total", "counter", "Connections accepted.", [[
     "",

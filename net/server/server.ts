@@ -18,6 +18,7 @@ import {
   Choice,
   CloseCode,
   EnterReason,
+  NoticeCode,
   PROTOCOL_VERSION,
   type ResultsMsg,
   ServerKind,
@@ -29,6 +30,7 @@ import { Instance, type TransferOrder } from "./instance.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
 import { Session } from "./session.ts";
 import { TickWindow } from "./tick_window.ts";
+import { randomId, randomSecret, TokenSigner } from "./tokens.ts";
 import type { Transport } from "./transport.ts";
 
 export { Connection } from "./connection.ts";
@@ -67,6 +69,12 @@ export interface ServerCounters {
   transfersIn: number;
   /** Portal entries that could not be placed (registry unreachable, no process with room). */
   portalRefusals: number;
+  /** Sessions taken back over a new connection. */
+  resumes: number;
+  /** Resume tokens that did not take: the run was over, or the token was no good. */
+  resumeRefusals: { expired: number; refused: number };
+  /** Players whose link dropped and who were kept waiting (each time). */
+  detaches: number;
 }
 
 /** Why a connection was refused before it became one. */
@@ -146,6 +154,30 @@ export interface ServerOptions {
   readonly instancePrefix?: string;
   /** This process's name (the `process` label in /metrics). */
   readonly processId?: string;
+  /** Signs resume tokens (TOKEN_SECRET; a random per-process one by default). */
+  readonly tokenSecret?: Uint8Array;
+}
+
+/** The purpose resume tokens are signed for (a transfer ticket cannot pass for one). */
+const RESUME_PURPOSE = "resume";
+
+/** What a resume token says: the session, its generation, and which process life made it. */
+interface ResumeClaim {
+  readonly s: string;
+  readonly g: number;
+  readonly e: string;
+}
+
+/**
+ * Whether a closed connection's player keeps its ship for a resume: a link that failed,
+ * went silent or stopped reading may come back; a player who hung up (1000) or was
+ * closed by the server for cause may not.
+ */
+function keepsSession(why: { code: string; byServer: boolean }): boolean {
+  if (why.byServer) {
+    return why.code === String(CloseCode.IdleTimeout) || why.code === String(CloseCode.Backlogged);
+  }
+  return why.code !== "1000";
 }
 
 /**
@@ -181,6 +213,11 @@ export class GameServer {
   readonly #sessions = new Map<number, Session>();
   /** Every player, by the key of its name: no two may read the same. */
   readonly #names = new Map<string, Session>();
+  /** Every player, by the id its resume token names. */
+  readonly #bySid = new Map<string, Session>();
+  readonly #signer: TokenSigner;
+  /** This process life: tokens from an earlier one (a restart) are recognised as such. */
+  readonly #epoch = randomId(6);
   readonly #gate: AddressGate;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
@@ -205,6 +242,7 @@ export class GameServer {
     this.#worldDef = opts.worldDef;
     this.instancePrefix = opts.instancePrefix ?? "";
     this.processId = opts.processId ?? "single";
+    this.#signer = new TokenSigner(opts.tokenSecret ?? randomSecret());
     this.#gate = new AddressGate({
       maxOpen: this.limits.maxConnectionsPerIp,
       connectBurst: this.limits.connectBurstPerIp,
@@ -232,6 +270,9 @@ export class GameServer {
       transfersOut: 0,
       transfersIn: 0,
       portalRefusals: 0,
+      resumes: 0,
+      resumeRefusals: { expired: 0, refused: 0 },
+      detaches: 0,
     };
     this.#hub = this.#createInstance(CONTENT.home);
     this.scheduler = new FixedStepScheduler(this.clock, {
@@ -338,8 +379,23 @@ export class GameServer {
     return conn;
   }
 
-  /** A connection passed the handshake: place it (a cluster's placer, or this server's hub). */
+  /**
+   * A connection passed the handshake. A valid resume token takes its session back (same
+   * id, same ship, same instance); anything else places it as a new player (a cluster's
+   * placer, or this server's hub), told why a token did not take.
+   */
   admit(conn: Connection): void {
+    const token = conn.hello?.resume;
+    if (token !== undefined) {
+      const claim = this.#resumeCheck(token);
+      if ("session" in claim) {
+        this.#resume(conn, claim.session);
+        return;
+      }
+      this.counters.resumeRefusals[claim.kind]++;
+      conn.resumeNotice = claim;
+      this.log("resume_refused", { conn: conn.id, kind: claim.kind, why: claim.text });
+    }
     if (this.placer) {
       this.placer.admit(conn);
       return;
@@ -369,19 +425,132 @@ export class GameServer {
       conn.close(CloseCode.ServerFull, "server full, try again shortly");
       return undefined;
     }
-    const session = new Session({ playerId, name: hello.name, nameKey: hello.nameKey });
+    const session = new Session({
+      playerId,
+      name: hello.name,
+      nameKey: hello.nameKey,
+      sid: randomId(),
+    });
     this.#sessions.set(playerId, session);
     this.#names.set(hello.nameKey, session);
+    this.#bySid.set(session.sid, session);
     session.conn = conn;
     conn.session = session;
     conn.state = "playing";
-    conn.sendReliable(encodeServerMessage(this.encoder, {
-      kind: ServerKind.Welcome,
-      version: PROTOCOL_VERSION,
-      playerId,
-    }));
+    session.gen = 1;
+    this.#sendWelcome(session);
+    const notice = conn.resumeNotice;
+    if (notice) {
+      conn.sendReliable(encodeServerMessage(this.encoder, {
+        kind: ServerKind.Notice,
+        code: notice.code,
+        text: notice.text,
+      }));
+    }
     this.log("hello", { conn: conn.id, player: playerId, name: session.name });
     return session;
+  }
+
+  /** The Welcome: the player's id and the token that takes this session back. */
+  #sendWelcome(session: Session): void {
+    session.conn?.sendReliable(encodeServerMessage(this.encoder, {
+      kind: ServerKind.Welcome,
+      version: PROTOCOL_VERSION,
+      playerId: session.playerId,
+      resume: this.#token(session),
+      graceMs: this.limits.resumeGraceMs,
+    }));
+  }
+
+  /** A resume token for the session's current generation, good for resumeTokenTtlMs. */
+  #token(session: Session): string {
+    const now = this.clock.now();
+    session.tokenIssuedAtMs = now;
+    session.tokenExpiresAtMs = now + this.limits.resumeTokenTtlMs;
+    const claim: ResumeClaim = { s: session.sid, g: session.gen, e: this.#epoch };
+    return this.#signer.sign(RESUME_PURPOSE, {
+      payload: claim,
+      expiresAtMs: session.tokenExpiresAtMs,
+    });
+  }
+
+  /**
+   * Which session a resume token takes back, or why none: the tag, the purpose and the
+   * expiry (the signer), this process life, a session still waiting, and the current
+   * generation (or the one before, until its successor's connection has spoken).
+   */
+  #resumeCheck(
+    token: string,
+  ): { session: Session } | { kind: "expired" | "refused"; code: NoticeCode; text: string } {
+    const refused = (why: string) => ({
+      kind: "refused" as const,
+      code: NoticeCode.ResumeRefused,
+      text: `Your game could not be resumed (${why}): you are back in the hub.`,
+    });
+    const expired = (why: string) => ({
+      kind: "expired" as const,
+      code: NoticeCode.ResumeExpired,
+      text: `${why}: you are back in the hub.`,
+    });
+    const check = this.#signer.verify<Partial<ResumeClaim>>(
+      RESUME_PURPOSE,
+      token,
+      this.clock.now(),
+    );
+    if (!check.ok) {
+      return check.refusal === "expired" ? expired("Your resume token had expired") : refused(
+        `the token was ${check.refusal === "malformed" ? "malformed" : "not signed here"}`,
+      );
+    }
+    const { s, g, e } = check.payload ?? {};
+    if (typeof s !== "string" || typeof g !== "number" || typeof e !== "string") {
+      return refused("the token was malformed");
+    }
+    if (e !== this.#epoch) {
+      return expired("The server restarted while you were away, ending the run");
+    }
+    const session = this.#bySid.get(s);
+    if (!session) {
+      return expired(
+        `You were away for more than ${
+          Math.round(this.limits.resumeGraceMs / 1000)
+        } s and the run went on without you`,
+      );
+    }
+    if (g === session.gen || (g === session.gen - 1 && session.previousGenLive)) return { session };
+    return refused("that token was already used");
+  }
+
+  /**
+   * Takes a session back over `conn`: the old socket, if the server has not noticed it
+   * die yet, is closed with 4010; the parked ship rejoins its instance, and the client
+   * gets a Welcome (same id, the next token) and an Enter with every live bullet.
+   */
+  #resume(conn: Connection, session: Session): void {
+    const now = this.clock.now();
+    const old = session.conn;
+    if (session.graceTimer !== undefined) this.clock.clearTimer(session.graceTimer);
+    session.graceTimer = undefined;
+    const awayMs = session.detachedAtMs > 0 ? now - session.detachedAtMs : 0;
+    session.detachedAtMs = 0;
+    session.conn = conn;
+    conn.session = session;
+    conn.state = "playing";
+    session.gen++;
+    session.previousGenLive = true;
+    this.#sendWelcome(session);
+    old?.close(CloseCode.Replaced, "this game continued on a newer connection");
+    const instance = session.instance;
+    if (instance) instance.rejoin(session.playerId);
+    else this.#moveTo(session, this.#hubFor(session), EnterReason.Join);
+    this.counters.resumes++;
+    this.log("resume", {
+      conn: conn.id,
+      player: session.playerId,
+      instance: session.instance?.id,
+      awayMs: Math.round(awayMs),
+      replaced: old?.id,
+    });
   }
 
   /** The next player id not held by anyone, 1–maxPlayerId (ids are u16 on the wire). */
@@ -396,7 +565,7 @@ export class GameServer {
   }
 
   /** A connection is gone: count it, and release its player. */
-  forget(conn: Connection, opts: { code: string; reason: string }): void {
+  forget(conn: Connection, opts: { code: string; reason: string; byServer?: boolean }): void {
     if (!this.connections.delete(conn)) return;
     this.#gate.closed(conn.addressKey, this.clock.now());
     this.countClose(opts.code);
@@ -409,15 +578,35 @@ export class GameServer {
     const session = conn.session;
     if (session && session.conn === conn) {
       session.conn = undefined;
-      this.#endSession(session, "disconnect");
+      const why = { code: opts.code, byServer: opts.byServer ?? false };
+      if (this.#accepting && keepsSession(why)) this.#detach(session, opts.code);
+      else this.#endSession(session, "disconnect");
     }
+  }
+
+  /**
+   * A player's link dropped: the ship waits, parked, for resumeGraceMs; a resume takes
+   * it back, or the session ends then.
+   */
+  #detach(session: Session, code: string): void {
+    session.detachedAtMs = this.clock.now();
+    session.instance?.linkDown(session.playerId);
+    session.graceTimer = this.clock.setTimer(() => {
+      session.graceTimer = undefined;
+      this.#endSession(session, "no resume within the grace period");
+    }, this.limits.resumeGraceMs);
+    this.counters.detaches++;
+    this.log("session_detach", { player: session.playerId, code, instance: session.instance?.id });
   }
 
   /** A player is gone for good: out of its instance, its id and name free again. */
   #endSession(session: Session, why: string): void {
     if (this.#sessions.get(session.playerId) !== session) return;
+    if (session.graceTimer !== undefined) this.clock.clearTimer(session.graceTimer);
+    session.graceTimer = undefined;
     this.#sessions.delete(session.playerId);
     this.#names.delete(session.nameKey);
+    this.#bySid.delete(session.sid);
     this.crews.forget(session.playerId);
     const instance = session.instance;
     session.instance = undefined;
@@ -484,13 +673,24 @@ export class GameServer {
     }
   }
 
-  /** Closes players gone silent, and forgets addresses with nothing left to limit. */
+  /**
+   * Closes players gone silent, renews resume tokens at half their life, and forgets
+   * addresses with nothing left to limit.
+   */
   #sweep(nowMs: number): void {
     const idleMs = this.limits.idleTimeoutMs;
     for (const conn of [...this.connections]) {
       if (conn.state === "playing" && nowMs - conn.lastMessageAtMs > idleMs) {
         conn.close(CloseCode.IdleTimeout, `nothing received for ${Math.round(idleMs / 1000)} s`);
       }
+    }
+    const renewAfterMs = this.limits.resumeTokenTtlMs / 2;
+    for (const session of this.#sessions.values()) {
+      if (!session.conn || nowMs - session.tokenIssuedAtMs < renewAfterMs) continue;
+      session.conn.sendReliable(encodeServerMessage(this.encoder, {
+        kind: ServerKind.Token,
+        resume: this.#token(session),
+      }));
     }
     this.#gate.prune(nowMs);
   }
@@ -758,6 +958,13 @@ export class GameServer {
   /** Players (past the handshake), connected or not. */
   get playerCount(): number {
     return this.#sessions.size;
+  }
+
+  /** Players whose link is down, their ships parked until a resume or the grace ends. */
+  get playersAway(): number {
+    let n = 0;
+    for (const s of this.#sessions.values()) if (!s.conn) n++;
+    return n;
   }
 
   /** Addresses the admission gate remembers (bounded by the active ones). */

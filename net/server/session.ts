@@ -12,6 +12,22 @@ export class Session implements Peer {
   readonly name: string;
   /** The key no other player's name may share (net/server/names.ts). */
   readonly nameKey: string;
+  /** Random, unguessable: the resume token names the session by it. */
+  readonly sid: string;
+  /** The generation of resume token that takes this session back; each resume moves it on. */
+  gen = 0;
+  /**
+   * The previous generation still works until the connection that used it says a word:
+   * a resume whose Welcome was lost on the way must not lock its player out.
+   */
+  previousGenLive = false;
+  /** When the current token expires (a fresh one goes out at half its life). */
+  tokenExpiresAtMs = 0;
+  tokenIssuedAtMs = 0;
+  /** The timer ending the session if nobody resumes it (set while its link is down). */
+  graceTimer: number | undefined;
+  /** When the link went down (while detached). */
+  detachedAtMs = 0;
   /** Where the ship is. */
   instance: Instance | undefined;
   /** The socket carrying it now, if any. */
@@ -19,10 +35,16 @@ export class Session implements Peer {
   /** The hub this player last stood in, to return to after a dungeon (a cluster's). */
   homeHubId: string | undefined;
 
-  constructor(opts: { playerId: number; name: string; nameKey: string }) {
+  constructor(opts: { playerId: number; name: string; nameKey: string; sid: string }) {
     this.playerId = opts.playerId;
     this.name = opts.name;
     this.nameKey = opts.nameKey;
+    this.sid = opts.sid;
+  }
+
+  /** Its connection said something after its Welcome: the previous token is spent now. */
+  heard(): void {
+    this.previousGenLive = false;
   }
 
   sendReliable(data: Uint8Array): void {

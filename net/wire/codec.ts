@@ -20,6 +20,7 @@ import {
   type HitRecord,
   INPUT_FRAME,
   type NetEvent,
+  NoticeCode,
   type Outcome,
   PROTOCOL_VERSION,
   ServerKind,
@@ -32,6 +33,9 @@ import { LIMITS, MAX_INPUT_FRAMES_PER_MESSAGE } from "../../content/net_tuning.t
 export { CodecError } from "./bytes.ts";
 
 const MAX_ENTER_REASON = Math.max(...Object.values(EnterReason));
+const MAX_NOTICE_CODE = Math.max(...Object.values(NoticeCode));
+/** Longest resume token: a short JSON payload and a 128-bit tag, base64url. */
+const MAX_TOKEN_CHARS = 192;
 const ENCODER_OPTIONS = { useRecords: false, tagUint8Array: false, variableMapSize: true };
 const MAX_UINT32 = 0xffffffff;
 /** A transfer ticket's longest spelling. */
@@ -244,7 +248,7 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
       const content = int(raw[3], "hello content", 0, MAX_UINT32);
       const resume = raw[4] === undefined || (raw[4] === null && raw.length === 6)
         ? undefined
-        : text(raw[4], "hello resume", 64);
+        : text(raw[4], "hello resume", MAX_TOKEN_CHARS);
       const ticket = raw[5] === undefined
         ? undefined
         : text(raw[5], "hello ticket", MAX_TICKET_CHARS);
@@ -393,7 +397,11 @@ export function encodeServerMessage(
 ): Uint8Array {
   switch (msg.kind) {
     case ServerKind.Welcome:
-      return enc.encodeValue([msg.kind, msg.version, msg.playerId]);
+      return enc.encodeValue([msg.kind, msg.version, msg.playerId, msg.resume, msg.graceMs]);
+    case ServerKind.Notice:
+      return enc.encodeValue([msg.kind, msg.code, msg.text]);
+    case ServerKind.Token:
+      return enc.encodeValue([msg.kind, msg.resume]);
     case ServerKind.Reject:
       return enc.encodeValue([msg.kind, msg.code, msg.reason]);
     case ServerKind.Enter:
@@ -451,12 +459,24 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
   const kind = raw[0];
   switch (kind) {
     case ServerKind.Welcome:
-      array(raw, "welcome", 3, 3);
+      array(raw, "welcome", 5, 5);
       return {
         kind,
         version: int(raw[1], "welcome version", 0, MAX_UINT32),
         playerId: int(raw[2], "player id", 0, 0xffff),
+        resume: text(raw[3], "resume token", MAX_TOKEN_CHARS),
+        graceMs: int(raw[4], "grace", 0, MAX_UINT32),
       };
+    case ServerKind.Notice:
+      array(raw, "notice", 3, 3);
+      return {
+        kind,
+        code: int(raw[1], "notice code", 0, MAX_NOTICE_CODE) as NoticeCode,
+        text: text(raw[2], "notice text", 512),
+      };
+    case ServerKind.Token:
+      array(raw, "token", 2, 2);
+      return { kind, resume: text(raw[1], "resume token", MAX_TOKEN_CHARS) };
     case ServerKind.Reject:
       array(raw, "reject", 3, 3);
       return {

@@ -24,6 +24,7 @@ export const PLAYER_STATE_WIRE = {
   fireCooldownTicks: { serverOnly: "the fire rate is the server's rule; shots arrive as volleys" },
   escapeTicks: { sent: "PLAYER_SNAP.escape" },
   buttons: { sent: "PLAYER_SNAP.flags" },
+  away: { sent: "PLAYER_SNAP.flags" },
 } as const satisfies Record<keyof PlayerState, WireDecision>;
 
 /** Every field of a trash enemy. */

@@ -9,9 +9,10 @@
  * Client → server (nothing here can say where a ship is, what it hit, what it
  * took or that an escape finished — see tests/net/wire/protocol_test.ts):
  *
- *   Hello  [1, version:uint, name:text(≤16), content:uint32, resume:text | null?,
+ *   Hello  [1, version:uint, name:text(≤16), content:uint32, resume:text(≤192) | null?,
  *           ticket:text(≤200)?]
  *            content: CONTENT_HASH (content/registry.ts); it must match, as the version must
+ *            resume: the token of the session this client had (Welcome, Token) to take it back
  *            ticket: the signed transfer ticket a Transfer handed out (another process's)
  *   Input  [2, newestTick:uint32, frames:bytes, snapshotAck:uint32?, snapshotsHeld:u8?]
  *            consecutive ticks, oldest first; 1–12 frames: a batch over a stream, a batch and
@@ -33,7 +34,10 @@
  *
  * Server → client:
  *
- *   Welcome  [11, version:uint, playerId:u16]
+ *   Welcome  [11, version:uint, playerId:u16, resume:text, graceMs:uint32]
+ *            resume: a signed token that takes this session back over a new connection
+ *            (single use; each Welcome and Token brings the next); graceMs: how long the
+ *            server keeps a ship whose link dropped
  *   Reject   [12, code:uint, reason:text]                     the socket closes after it
  *   Enter    [13, instanceId:text, worldId:u8, tick:uint32, reason:u8, roster:[[id, name]…],
  *             stage:u8, bullets:bytes(83·n), volleyDictionary:bytes]
@@ -64,6 +68,8 @@
  *   Transfer [18, url:text, ticket:text, reason:u8]
  *            another process hosts the player's next instance: reconnect to url (its /ws)
  *            in the same page and say hello with the ticket; this socket then closes (4011)
+ *   Notice   [19, code:u8, text:text]   something the player should know: NoticeCode
+ *   Token    [20, resume:text]          a fresh resume token (the last one is about to expire)
  */
 import {
   BULLET_FIELD_NAMES,
@@ -99,6 +105,8 @@ export const ServerKind = {
   Pong: 16,
   Results: 17,
   Transfer: 18,
+  Notice: 19,
+  Token: 20,
 } as const;
 export type ServerKind = (typeof ServerKind)[keyof typeof ServerKind];
 
@@ -134,6 +142,8 @@ export const PlayerFlag = {
   Invulnerable: 8,
   Firing: 16,
   Channelling: 32,
+  /** Its player's link is down; the ship waits, untouchable, for a resume. */
+  Away: 64,
 } as const;
 
 /** WebSocket close codes (4000–4999 are the application's) with their meaning. */
@@ -348,6 +358,28 @@ export interface WelcomeMsg {
   readonly kind: typeof ServerKind.Welcome;
   readonly version: number;
   readonly playerId: number;
+  /** Takes this session back over a new connection (see Hello.resume). */
+  readonly resume: string;
+  /** How long a ship whose link dropped waits for its player, in ms. */
+  readonly graceMs: number;
+}
+
+/**
+ * What a Notice tells: a resume that came too late (the run is over) or was refused
+ * (the token was forged or already used), or a server about to restart.
+ */
+export const NoticeCode = { ResumeExpired: 0, ResumeRefused: 1, Draining: 2 } as const;
+export type NoticeCode = (typeof NoticeCode)[keyof typeof NoticeCode];
+
+export interface NoticeMsg {
+  readonly kind: typeof ServerKind.Notice;
+  readonly code: NoticeCode;
+  readonly text: string;
+}
+
+export interface TokenMsg {
+  readonly kind: typeof ServerKind.Token;
+  readonly resume: string;
 }
 export interface RejectMsg {
   readonly kind: typeof ServerKind.Reject;
@@ -476,4 +508,6 @@ export type ServerMessage =
   | EventsMsg
   | PongMsg
   | ResultsMsg
-  | TransferMsg;
+  | TransferMsg
+  | NoticeMsg
+  | TokenMsg;

@@ -4,7 +4,8 @@
  * file), 12 bots over real WebSockets through the hub portal, dungeons spread
  * over at least two processes, a bot travelling hub (g1) → dungeon (elsewhere)
  * → hub (g1), and a process killed with SIGKILL leaving the registry within the
- * heartbeat TTL while its players reconnect to a live hub.
+ * heartbeat TTL while its players find a live hub by themselves (a resume there fails,
+ * and the client goes back to where it first came in).
  */
 import assert from "node:assert/strict";
 import { CLUSTER_TIMING } from "../../content/net_tuning.ts";
@@ -23,7 +24,9 @@ function check(report: ClusterSmokeReport): void {
     report.dungeonsPerProcess.filter((n) => n > 0).length >= 2,
     "spread over ≥ 2 processes",
   );
-  assert.ok(report.crossProcessTransfers >= 13, `${report.crossProcessTransfers} transfers`);
+  // At least one dungeon's party (≤ 4, so ≥ 1 bot) on another process and the traveller's
+  // way home; the orphans of the killed process go home by themselves (no new bots).
+  assert.ok(report.crossProcessTransfers >= 5, `${report.crossProcessTransfers} transfers`);
   assert.ok(report.expiredAfterKillSeconds > 0);
   assert.ok(report.expiredAfterKillSeconds * 1000 <= CLUSTER_TIMING.heartbeatTtlMs + 1000);
   console.log(JSON.stringify({ ...report, steps: undefined }));

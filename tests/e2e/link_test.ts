@@ -63,7 +63,8 @@ Deno.test("a cut holds the stream for its length, then everything arrives in ord
 });
 
 Deno.test("a resetting cut closes every connection and refuses new ones until it ends", async () => {
-  await using live = new LiveServer();
+  // A broken link keeps its player waiting for a resume for the grace: a short one here.
+  await using live = new LiveServer({ limits: { resumeGraceMs: 400 } });
   await using relay = LinkRelay.start({ target: target(live), spec: linkSpec({}) });
   const { socket } = await handshakeMs(relay.url("ws", "/ws"));
   relay.cut(500, { reset: true });
@@ -76,7 +77,7 @@ Deno.test("a resetting cut closes every connection and refuses new ones until it
   const again = await handshakeMs(relay.url("ws", "/ws"));
   assert.equal(relay.stats.resets, 1);
   await again.socket.close();
-  // The server noticed the broken connection and let its player go.
+  // The server noticed the broken connection and, the grace over, let its player go.
   for (let i = 0; i < 50 && live.server.playerCount > 0; i++) {
     await new Promise((r) => setTimeout(r, 20));
   }

@@ -242,8 +242,11 @@ export class HarnessLink {
     });
   }
 
+  #dead = false;
+
   /** Client → server, a frame on the ordered stream: it always arrives. */
   sendToServer(data: Uint8Array): void {
+    if (this.#dead) return;
     for (const part of splitFrame(data, { maxMessages: 8 })) {
       const msg: ClientMessage = decodeClientMessage(this.#decoder, part);
       if (msg.kind !== ClientKind.Input) continue;
@@ -255,6 +258,7 @@ export class HarnessLink {
 
   /** Client → server, an input datagram: lost with the link's `inputLoss` or `dropInput`. */
   sendDatagramToServer(data: Uint8Array): void {
+    if (this.#dead) return;
     this.stats.inputsSent++;
     const dropped = this.#dropInput?.(this.stats.inputsSent) ??
       (this.inputLoss > 0 && this.#rng.next() < this.inputLoss);
@@ -271,12 +275,12 @@ export class HarnessLink {
 
   /** Server → client. */
   sendToClient(data: Uint8Array): void {
-    this.#down.send(data);
+    if (!this.#dead) this.#down.send(data);
   }
 
   /** The server closed the socket: the close arrives after everything sent before it. */
   closeToClient(code: number, reason: string): void {
-    this.#down.send({ close: { code, reason } });
+    if (!this.#dead) this.#down.send({ close: { code, reason } });
   }
 
   /** Messages in flight, both ways. */
@@ -289,6 +293,16 @@ export class HarnessLink {
     this.#up.clear();
     this.#upDatagrams.clear();
     this.#down.clear();
+  }
+
+  /**
+   * The path dies without a word to either end (a cable pulled, a NAT forgetting the
+   * flow): what is in flight and everything sent from now on is lost, and neither side
+   * hears of a close.
+   */
+  kill(): void {
+    this.#dead = true;
+    this.cut();
   }
 }
 
@@ -311,10 +325,11 @@ export interface Received<T> {
 export interface SimClient {
   readonly name: string;
   readonly runtime: ClientRuntime;
-  readonly link: HarnessLink;
+  /** The link, transport and connection in use now (reconnect() replaces all three). */
+  link: HarnessLink;
   /** The server's end of the socket. */
-  readonly transport: FakeTransport;
-  readonly conn: Connection;
+  transport: FakeTransport;
+  conn: Connection;
   control: Control;
   readonly enters: Received<EnterMsg>[];
   /** Small events with the server tick they belong to. */
@@ -368,28 +383,11 @@ export class NetHarness {
     return this.server.scheduler.stats.ticks;
   }
 
-  /** Opens a socket for a new ClientRuntime and says hello. */
-  connect(name: string, opts: { link?: LinkOptions; control?: Control } = {}): SimClient {
-    const n = this.#nextIp++;
-    // Late-bound: the link delivers to the client record built below.
-    const self: { client?: SimClient } = {};
-    const link = new HarnessLink(this.clock, {
-      ...(opts.link ?? this.#link),
-      stream: this.#seed * 7919 + n,
-      toServer: (data) => self.client?.conn.receive(data),
-      toServerDatagram: (data) => self.client?.conn.receiveDatagram(data),
-      toClient: (item) => {
-        const client = self.client;
-        if (!client) return;
-        if (item instanceof Uint8Array) {
-          client.runtime.receive(item, this.clock.now());
-          return;
-        }
-        client.closed = item.close;
-        client.runtime.closed(item.close.reason);
-        client.link.cut();
-      },
-    });
+  /** Opens a socket for a new ClientRuntime and says hello (with `resume`, to take a session back). */
+  connect(
+    name: string,
+    opts: { link?: LinkOptions; control?: Control; resume?: string } = {},
+  ): SimClient {
     const enters: SimClient["enters"] = [];
     const events: SimClient["events"] = [];
     const results: SimClient["results"] = [];
@@ -402,36 +400,82 @@ export class NetHarness {
     });
     const spec = opts.link ?? this.#link;
     const lossy = spec.inputLoss !== undefined || spec.dropInput !== undefined;
+    // Late-bound: the runtime sends on whichever link the client uses now.
+    const self: { client?: SimClient } = {};
     const runtime = new ClientRuntime({
-      send: (data) => link.sendToServer(data),
-      sendDatagram: lossy ? (data) => link.sendDatagramToServer(data) : undefined,
+      send: (data) => self.client?.link.sendToServer(data),
+      sendDatagram: lossy ? (data) => self.client?.link.sendDatagramToServer(data) : undefined,
       onEnter: (msg) => enters.push(stamp(msg)),
       onEvent: (event, tick) => events.push(stamp({ event, tick })),
       onResults: (msg) => results.push(stamp(msg)),
       onOwnShot: (note) => ownShots.push(stamp(note)),
     });
-    const transport = new FakeTransport({
-      forward: (data) => link.sendToClient(data),
-      onClose: (code, reason) => link.closeToClient(code, reason),
-    });
-    const conn = this.server.open(transport, `10.0.0.${n}`);
-    const client: SimClient = {
+    const client = {
       name,
       runtime,
-      link,
-      transport,
-      conn,
       control: opts.control ?? (() => IDLE),
       enters,
       events,
       results,
       ownShots,
       closed: undefined,
-    };
+      ...this.#wire(self, opts.link),
+    } as SimClient;
     self.client = client;
     this.clients.push(client);
-    runtime.hello(name, this.clock.now());
+    runtime.hello(name, this.clock.now(), { resume: opts.resume });
     return client;
+  }
+
+  /** A new link, transport and server connection for `self.client` (delivering only while current). */
+  #wire(
+    self: { client?: SimClient },
+    linkOpts: LinkOptions | undefined,
+  ): { link: HarnessLink; transport: FakeTransport; conn: Connection } {
+    const n = this.#nextIp++;
+    const current = (l: HarnessLink) => self.client?.link === l ? self.client : undefined;
+    const link: HarnessLink = new HarnessLink(this.clock, {
+      ...(linkOpts ?? this.#link),
+      stream: this.#seed * 7919 + n,
+      toServer: (data) => current(link)?.conn.receive(data),
+      toServerDatagram: (data) => current(link)?.conn.receiveDatagram(data),
+      toClient: (item) => {
+        const client = current(link);
+        if (!client) return; // an old socket: the page ignores it
+        if (item instanceof Uint8Array) {
+          client.runtime.receive(item, this.clock.now());
+          return;
+        }
+        client.closed = item.close;
+        client.runtime.closed(item.close.reason);
+        client.link.cut();
+      },
+    });
+    const transport = new FakeTransport({
+      forward: (data) => link.sendToClient(data),
+      onClose: (code, reason) => link.closeToClient(code, reason),
+    });
+    const conn = this.server.open(transport, `10.0.0.${n}`);
+    return { link, transport, conn };
+  }
+
+  /**
+   * The client's link is gone and it comes back over a new one, saying hello with
+   * `resume` (the runtime's token by default), as net/client/connect.ts does. The old
+   * connection is left as it was (a half-open socket the server has not noticed), unless
+   * the test closed it first. Returns the old link, transport and connection.
+   */
+  reconnect(
+    client: SimClient,
+    opts: { resume?: string | null; link?: LinkOptions } = {},
+  ): { link: HarnessLink; transport: FakeTransport; conn: Connection } {
+    const old = { link: client.link, transport: client.transport, conn: client.conn };
+    old.link.kill();
+    Object.assign(client, this.#wire({ client }, opts.link), { closed: undefined });
+    client.runtime.reconnecting();
+    const resume = opts.resume === null ? undefined : opts.resume ?? client.runtime.resumeToken;
+    client.runtime.hello(client.name, this.clock.now(), { resume });
+    return old;
   }
 
   /** The client hangs up: the server hears of it at once; nothing in flight arrives. */

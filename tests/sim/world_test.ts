@@ -417,6 +417,37 @@ Deno.test("every shot touching the Warden on its death tick dies on it, whatever
   assert.deepEqual(uidsOf(world, Team.Player), [23]);
 });
 
+Deno.test("an away ship holds still, is not hit or aimed at, stays in the run, and comes back with i-frames", () => {
+  const world = new SimWorld(testWorld(), { seed: 1 });
+  const away = world.addPlayer(1, "away");
+  const here = world.addPlayer(2, "here");
+  here.x = 100;
+  world.setAway(1, true);
+  pileOn(world, away, 10);
+  const { x, y } = away;
+  for (let t = 0; t < 120; t++) {
+    world.step(allPress(world, { moveX: 100, buttons: Button.Fire }));
+  }
+  assert.equal(away.hp, PLAYER.maxHp, "the pile passed through it");
+  assert.deepEqual([away.x, away.y], [x, y], "it held still");
+  assert.equal(world.nearestPlayer(away.x, away.y)?.id, 2, "enemies aim at the other ship");
+  assert.equal(world.countActive(), 2, "still in the run: a wipe needs it gone");
+  const shots = world.bullets.count - enemyBulletCount(world);
+  assert.ok(shots > 0, "the other ship fired");
+  for (let i = 0; i < world.bullets.count; i++) {
+    if (world.bullets.team[i] === Team.Player) assert.equal(world.bullets.owner[i], 2);
+  }
+  world.setAway(1, false);
+  assert.equal(away.iframeTicks, PLAYER.iframeTicks, "a moment to see where it is");
+  world.step(allPress(world, { moveX: 100 }));
+  assert.ok(away.x > x, "it moves again");
+  // Coming back after a short park gives no more i-frames than the park lasted.
+  world.setAway(2, true);
+  here.iframeTicks = 0;
+  world.setAway(2, false, { iframeTicks: 7 });
+  assert.equal(here.iframeTicks, 7);
+});
+
 Deno.test("boss HP is 400 × (1 + 0.75 × (players − 1))", () => {
   for (const [players, expected] of [[1, 400], [2, 700], [3, 1000], [4, 1300]]) {
     const world = new SimWorld(testWorld({ boss: WARDEN, waveDelayTicks: 5 }), { seed: 1 });

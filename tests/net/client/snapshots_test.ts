@@ -28,7 +28,13 @@ function inFold(nowMs: number): ClientRuntime {
   const rt = new ClientRuntime({ send: () => {} });
   rt.hello("Ada", nowMs);
   rt.receive(
-    encodeServerMessage(enc, { kind: ServerKind.Welcome, version: PROTOCOL_VERSION, playerId: 1 }),
+    encodeServerMessage(enc, {
+      kind: ServerKind.Welcome,
+      version: PROTOCOL_VERSION,
+      playerId: 1,
+      resume: "token",
+      graceMs: 15_000,
+    }),
     nowMs,
   );
   rt.receive(

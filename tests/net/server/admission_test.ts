@@ -161,8 +161,12 @@ Deno.test("a player who says hello and goes silent is closed 4013 after the idle
   assert.equal(closedWith(silent)?.code, CloseCode.IdleTimeout);
   assert.match(closedWith(silent)!.reason, /nothing received for 15 s/);
   assert.equal(talker.transport.closedWith, undefined, "a player who talks stays");
-  assert.equal(h.server.playerCount, 1);
   assert.equal(h.server.counters.closes[String(CloseCode.IdleTimeout)], 1);
+  // A silent link may be a dead one: the ship waits for a resume, then goes.
+  assert.equal(h.server.playersAway, 1);
+  h.clock.advance(LIMITS.resumeGraceMs);
+  assert.equal(h.server.playerCount, 1);
+  assert.equal(h.server.playersAway, 0);
 });
 
 Deno.test("a client whose queue passes maxQueuedBytes is closed 4014; the others play on", () => {
@@ -184,6 +188,8 @@ Deno.test("a client whose queue passes maxQueuedBytes is closed 4014; the others
   assert.equal(closedWith(stuck)?.code, CloseCode.Backlogged);
   assert.match(closedWith(stuck)!.reason, /not reading: \d+ bytes queued/);
   assert.equal(reader.transport.closedWith, undefined);
+  assert.equal(h.server.playersAway, 1, "a stuck link may come back: its ship waits");
+  h.clock.advance(LIMITS.resumeGraceMs);
   assert.equal(h.server.hub.size, 1);
 });
 

@@ -28,6 +28,7 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     shutdownGraceMs: 3000,
     linkSim: undefined,
     door: { ...DOOR_LIMITS, maxMessageBytes: LIMITS.maxHelloBytes },
+    tokenSecret: undefined,
     limits: {
       maxConnections: 200,
       maxConnectionsPerIp: 8,
@@ -106,6 +107,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     },
     // Behind a proxy (TRUST_PROXY=1) the door does not cap per address: all is the proxy.
     door: { ...DOOR_LIMITS, maxConnectionsPerIp: 0, maxMessageBytes: LIMITS.maxHelloBytes },
+    tokenSecret: undefined,
     limits: {
       maxConnections: 1000,
       maxConnectionsPerIp: 1,
@@ -303,4 +305,10 @@ Deno.test("the front door is on by default, off with FRONT_DOOR=0 and by default
     () => loadConfig({ HEADER_TIMEOUT_MS: "100" }),
     /HEADER_TIMEOUT_MS.*\[500, 120000\]/,
   );
+});
+
+Deno.test("TOKEN_SECRET signs resume tokens on a lone process too, and must be 32+ bytes", () => {
+  const hex = "ab".repeat(32);
+  assert.equal(loadConfig({ TOKEN_SECRET: hex }).tokenSecret?.byteLength, 32);
+  assert.throws(() => loadConfig({ TOKEN_SECRET: "abcd" }), /TOKEN_SECRET must be at least 32/);
 });

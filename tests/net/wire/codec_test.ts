@@ -16,6 +16,7 @@ import {
   ClientKind,
   type ClientMessage,
   EnterReason,
+  NoticeCode,
   Outcome,
   PROTOCOL_VERSION,
   RunStatusCode,
@@ -87,14 +88,49 @@ Deno.test("encodeClientMessage() refuses a server decision dressed as a client m
   }
 });
 
-Deno.test("welcome, reject, pong round-trip", () => {
+Deno.test("welcome, reject, pong, notice and token round-trip", () => {
+  const token = `${"A".repeat(150)}.${"B".repeat(22)}`;
   for (
     const msg of [
-      { kind: ServerKind.Welcome, version: 1, playerId: 65535 },
+      { kind: ServerKind.Welcome, version: 1, playerId: 65535, resume: token, graceMs: 15000 },
       { kind: ServerKind.Reject, code: 4001, reason: "protocol version 0 is not supported" },
       { kind: ServerKind.Pong, clientTimeMs: 99, tick: 1234567, heldMs: 17 },
+      { kind: ServerKind.Notice, code: NoticeCode.ResumeExpired, text: "the run went on" },
+      { kind: ServerKind.Notice, code: NoticeCode.Draining, text: "restarting in 300 s" },
+      { kind: ServerKind.Token, resume: token },
     ] as ServerMessage[]
   ) assert.deepEqual(serverRoundTrip(msg), msg);
+  const d = new MessageDecoder();
+  assert.throws(
+    () => decodeServerMessage(d, enc.encodeValue([ServerKind.Notice, 99, "what"])),
+    /notice code/,
+  );
+  assert.throws(
+    () => decodeServerMessage(d, enc.encodeValue([ServerKind.Token, "x".repeat(193)])),
+    /resume token/,
+  );
+  assert.throws(
+    () => decodeServerMessage(d, enc.encodeValue([ServerKind.Welcome, 1, 2])),
+    /welcome/,
+  );
+});
+
+Deno.test("a hello carries a resume token of up to 192 characters", () => {
+  const d = new MessageDecoder();
+  const resume = "t".repeat(192);
+  const hello: ClientMessage = {
+    kind: ClientKind.Hello,
+    version: PROTOCOL_VERSION,
+    name: "Ada",
+    content: 7,
+    resume,
+  };
+  const back = decodeClientMessage(d, encodeClientMessage(enc, hello));
+  assert.ok(back.kind === ClientKind.Hello && back.resume === resume);
+  assert.throws(
+    () => decodeClientMessage(d, encodeClientMessage(enc, { ...hello, resume: resume + "t" })),
+    /hello resume/,
+  );
 });
 
 Deno.test("enter round-trips the roster and every bullet's full state", () => {
