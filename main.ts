@@ -25,6 +25,9 @@ import { formatLinkSpec } from "./net/link/mod.ts";
 /** The header the front door writes each client's address in. */
 const PEER_HEADER = "x-warden-peer";
 
+/** While draining, how often to look whether the last run has ended. */
+const DRAIN_POLL_MS = 250;
+
 /** Events that mean a bug: written at every log level. */
 const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", "registry_down"]);
 
@@ -215,16 +218,20 @@ if (import.meta.main) {
     : undefined;
   if (door) announce(door.addr);
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log("shutdown", { signal });
+  // SIGTERM (or Ctrl-C) drains: no new players or runs, runs in progress play on for up
+  // to DRAIN_SECONDS, then everyone gets 4009 and the process exits 0. A second signal
+  // skips the wait.
+  let phase: "running" | "draining" | "stopping" = "running";
+  let leaveRegistry: Promise<void> | undefined;
+  const stop = async (why: string) => {
+    if (phase === "stopping") return;
+    phase = "stopping";
+    log("shutdown", { why, runs: server.runsInProgress, players: server.playerCount });
     door?.stopAccepting();
     server.shutdown("server restarting");
     const deadline = setTimeout(() => Deno.exit(0), config.shutdownGraceMs);
-    // Leave the registry at once: nobody should be placed here while the process goes.
-    await cluster?.stop({ withdrawWithinMs: Math.min(1000, config.shutdownGraceMs) });
+    await (leaveRegistry ??
+      cluster?.stop({ withdrawWithinMs: Math.min(1000, config.shutdownGraceMs) }));
     // Give the close frames a moment on the wire: http.shutdown() aborts upgraded sockets,
     // and clients should read "server restarting", not a bare 1001.
     await new Promise((r) => setTimeout(r, Math.min(300, config.shutdownGraceMs)));
@@ -235,6 +242,29 @@ if (import.meta.main) {
     clearTimeout(deadline);
     Deno.exit(0);
   };
-  Deno.addSignalListener("SIGTERM", () => stop("SIGTERM"));
-  Deno.addSignalListener("SIGINT", () => stop("SIGINT"));
+  const drain = (signal: string) => {
+    if (phase === "draining") stop(`${signal} again`);
+    if (phase !== "running") return;
+    phase = "draining";
+    server.drain();
+    // Leave the registry at once: nobody should be placed here while the process goes.
+    leaveRegistry = cluster?.stop({ withdrawWithinMs: 1000 });
+    const until = Date.now() + config.drainMs;
+    const runs = server.runsInProgress;
+    if (runs > 0) {
+      console.log(
+        `${signal}: draining, ${runs} run(s) in progress, for up to ${config.drainMs / 1000} s ` +
+          `(send ${signal} again to stop now)`,
+      );
+    }
+    const poll = () => {
+      if (phase !== "draining") return;
+      if (server.runsInProgress === 0) stop(`${signal}, drained`);
+      else if (Date.now() >= until) stop(`${signal}, DRAIN_SECONDS over`);
+      else setTimeout(poll, DRAIN_POLL_MS);
+    };
+    poll();
+  };
+  Deno.addSignalListener("SIGTERM", () => drain("SIGTERM"));
+  Deno.addSignalListener("SIGINT", () => drain("SIGINT"));
 }

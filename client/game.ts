@@ -18,6 +18,7 @@ import {
   EnterReason,
   type HitRecord,
   type NetEvent,
+  NoticeCode,
   Outcome,
   type ResultsMsg,
 } from "../net/wire/mod.ts";
@@ -247,8 +248,12 @@ export class Game {
       },
       resume: safeGet(this.#tabStorage, RESUME_KEY),
       onToken: (token) => safeSet(this.#tabStorage, RESUME_KEY, token),
-      // A Notice comes between the Welcome and the Enter, which clears the toasts: hold it.
-      onNotice: (n) => this.#notice = n.text,
+      // A resume's Notice comes between the Welcome and the Enter, which clears the toasts:
+      // hold it. A drain's comes mid-game: show it now.
+      onNotice: (n) => {
+        if (n.code !== NoticeCode.Draining) this.#notice = n.text;
+        else this.hud.toast(n.text, { nowMs: performance.now(), tone: "warn", forMs: 10_000 });
+      },
       onReconnecting: () => this.reconnecting.value = true,
       onResumed: () => this.reconnecting.value = false,
     });

@@ -78,6 +78,8 @@ export async function startCluster(opts: ClusterOptions): Promise<LocalCluster> 
         // A page served by one process opens the sockets of the others.
         ALLOWED_ORIGINS: origins.join(","),
         MAX_CONNECTIONS_PER_IP: "1000",
+        // stop()'s SIGTERM (and Ctrl-C on `deno task cluster`) stops them at once.
+        DRAIN_SECONDS: "0",
         ...opts.env,
       },
       stdout: "piped",

@@ -184,6 +184,8 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       PORT: String(port),
       LOG_LEVEL: "warn",
       BOSS_RUSH: "1",
+      // The SIGTERM at the end stops it at once, whatever a bot left behind.
+      DRAIN_SECONDS: "0",
       MAX_CONNECTIONS: "10000",
       MAX_CONNECTIONS_PER_IP: "10000",
       HUB_CAPACITY: "10000",

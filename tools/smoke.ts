@@ -123,6 +123,8 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
       HOST: "127.0.0.1",
       LOG_LEVEL: "warn",
       WEBTRANSPORT_PORT: String(freeUdpPort()),
+      // The SIGTERM at the end stops it at once, whatever a bot left behind.
+      DRAIN_SECONDS: "0",
     },
     stdout: "null",
     stderr: "piped",

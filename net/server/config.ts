@@ -20,6 +20,11 @@ export interface Config {
   readonly logLevel: "debug" | "info" | "warn" | "error";
   readonly dev: boolean;
   readonly shutdownGraceMs: number;
+  /**
+   * On SIGTERM, how long runs in progress may go on before the restart (DRAIN_SECONDS);
+   * 0 restarts at once. The unit's and container's stop timeouts must exceed it.
+   */
+  readonly drainMs: number;
   /** A simulated link on every game connection (LINK_SIM), to try real ping; none if unset. */
   readonly linkSim: LinkSpec | undefined;
   /** WebTransport on a UDP port, unless WEBTRANSPORT=0 (or QUIC is unavailable). */
@@ -188,6 +193,9 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     logLevel: logLevel as Config["logLevel"],
     dev: args.includes("--dev") || env.DEV === "1",
     shutdownGraceMs: intVar(env, "SHUTDOWN_GRACE_MS", 3000, 0, 60000),
+    // Deno Deploy kills an isolate about 5 s after its SIGINT: waiting there only loses
+    // the chance to tell the players.
+    drainMs: intVar(env, "DRAIN_SECONDS", onDeploy ? 0 : 300, 0, 3600) * 1000,
     linkSim: linkVar(env),
     door,
     tokenSecret: cluster?.tokenSecret ?? secretVar(env),

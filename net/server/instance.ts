@@ -284,6 +284,11 @@ export class Instance {
     }
   }
 
+  /** A dungeon whose run has not ended and that still holds a player (connected or away). */
+  get runInProgress(): boolean {
+    return this.kind === "dungeon" && !this.#runOver && this.#members.size > 0;
+  }
+
   /** The results of a run that ended on the last step, once; the server sends them to the crew. */
   takeResults(): ResultsMsg | undefined {
     const r = this.#results;

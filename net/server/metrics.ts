@@ -33,6 +33,16 @@ export function renderMetrics(server: GameServer): string {
     "Players whose link dropped, their ships parked until a resume or the grace ends.",
     [["", server.playersAway]],
   );
+  metric("bh_draining", "gauge", "1 while the server drains before a restart, else 0.", [[
+    "",
+    server.draining ? 1 : 0,
+  ]]);
+  metric(
+    "bh_runs_in_progress",
+    "gauge",
+    "Dungeons whose run has not ended and that still hold a player.",
+    [["", server.runsInProgress]],
+  );
   metric("bh_resumes_total", "counter", "Sessions taken back over a new connection.", [[
     "",
     c.resumes,
@@ -145,7 +155,10 @@ export function renderMetrics(server: GameServer): string {
 export function health(server: GameServer): { ok: boolean; [k: string]: unknown } {
   const ageMs = server.tickAgeMs();
   return {
-    ok: server.scheduler.running && ageMs < 500,
+    // Draining answers 503 so a load balancer sends new players elsewhere.
+    ok: server.scheduler.running && ageMs < 500 && !server.draining,
+    draining: server.draining,
+    runsInProgress: server.runsInProgress,
     tickAgeMs: Math.round(ageMs),
     ticks: server.scheduler.stats.ticks,
     ticksLate: server.scheduler.stats.ticksLate,

@@ -161,6 +161,14 @@ export interface ServerOptions {
 /** The purpose resume tokens are signed for (a transfer ticket cannot pass for one). */
 const RESUME_PURPOSE = "resume";
 
+/** What every player is told when the server starts draining (and a resume during it). */
+const DRAINING_TEXT =
+  "The server restarts soon: runs in progress play on to their end; no new runs until then.";
+/** The close reason of a new player refused while draining. */
+const DRAINING_REFUSAL = "server restarting: no new games here now, try again in a minute";
+/** Why a portal does not open while draining. */
+const DRAINING_PORTAL = "the server restarts soon: no new runs";
+
 /** What a resume token says: the session, its generation, and which process life made it. */
 interface ResumeClaim {
   readonly s: string;
@@ -233,6 +241,8 @@ export class GameServer {
   #nextPlayerId = 1;
   #nextDungeon = 1;
   #accepting = true;
+  /** Since when new runs and new players are refused (drain()); runs in progress go on. */
+  #drainingSinceMs: number | undefined;
 
   constructor(opts: ServerOptions) {
     this.clock = opts.clock;
@@ -294,6 +304,39 @@ export class GameServer {
   /** Starts the 60 Hz loop. */
   start(): void {
     this.scheduler.start();
+  }
+
+  /**
+   * The first step of a graceful restart: no new players and no new runs here from now
+   * on, while runs in progress play on to their end (main.ts waits for runsInProgress to
+   * reach 0, up to DRAIN_SECONDS, then calls shutdown()). A dropped player may still
+   * resume. Everyone is told with a Notice; later arrivals (resumes) are told too.
+   */
+  drain(): void {
+    if (this.#drainingSinceMs !== undefined || !this.#accepting) return;
+    this.#drainingSinceMs = this.clock.now();
+    for (const session of this.#sessions.values()) this.#drainNotice(session);
+    this.log("drain", { runs: this.runsInProgress, players: this.playerCount });
+  }
+
+  /** True from drain() on: new players and new runs are refused. */
+  get draining(): boolean {
+    return this.#drainingSinceMs !== undefined;
+  }
+
+  /** Dungeons whose run has not ended and that still hold a player (connected or away). */
+  get runsInProgress(): number {
+    let n = 0;
+    for (const instance of this.instances.values()) if (instance.runInProgress) n++;
+    return n;
+  }
+
+  #drainNotice(session: Session): void {
+    session.conn?.sendReliable(encodeServerMessage(this.encoder, {
+      kind: ServerKind.Notice,
+      code: NoticeCode.Draining,
+      text: DRAINING_TEXT,
+    }));
   }
 
   /** Stops accepting and closes every client with `reason`, then stops the loop. */
@@ -395,6 +438,13 @@ export class GameServer {
       this.counters.resumeRefusals[claim.kind]++;
       conn.resumeNotice = claim;
       this.log("resume_refused", { conn: conn.id, kind: claim.kind, why: claim.text });
+    }
+    // Draining: a player arriving with a transfer ticket is joining a run in progress here;
+    // anyone else would start something this process is not going to see through.
+    if (this.draining && conn.ticket === undefined) {
+      this.countRefusal("draining");
+      conn.close(CloseCode.ServerRestarting, DRAINING_REFUSAL);
+      return;
     }
     if (this.placer) {
       this.placer.admit(conn);
@@ -543,6 +593,7 @@ export class GameServer {
     const instance = session.instance;
     if (instance) instance.rejoin(session.playerId);
     else this.#moveTo(session, this.#hubFor(session), EnterReason.Join);
+    if (this.draining) this.#drainNotice(session);
     this.counters.resumes++;
     this.log("resume", {
       conn: conn.id,
@@ -650,6 +701,10 @@ export class GameServer {
         parties.set(world, [...parties.get(world) ?? [], session]);
       }
       for (const [world, party] of parties) {
+        if (this.draining) {
+          for (const s of party) if (s.conn) this.refusePortal(s.conn, DRAINING_PORTAL);
+          continue;
+        }
         for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
           const group = party.slice(i, i + this.limits.maxPlayersPerDungeon);
           this.#toDungeon(group, { from: instance, world });
@@ -826,7 +881,8 @@ export class GameServer {
     const crewId = this.crews.take(session.playerId, this.clock.now());
     if (!from || crewId === undefined) return;
     if (from.kind !== "hub" && from.id !== crewId) return; // already fighting elsewhere
-    if (choice === Choice.Hub) {
+    // Draining: no new run, so "again" is "back to the hub" (the Notice said why).
+    if (choice === Choice.Hub || this.draining) {
       if (from.kind !== "hub") this.#toHub(session, EnterReason.Return);
       return;
     }

@@ -1,13 +1,17 @@
 /**
  * The real process, as systemd and Docker run it: `deno run -A main.ts` on a free
- * port. SIGTERM closes a connected player with 4009 "server restarting" and the
- * process exits 0 within 5 s; an invalid PORT stops start-up with status 2 and a
- * message naming the variable.
+ * port. SIGTERM with no run in progress closes a connected player with 4009 "server
+ * restarting" and the process exits 0 within 5 s. With a run in progress it drains:
+ * the run plays on, the hub is told, /healthz answers 503, new players are refused,
+ * and the process exits 0 once the run is over, or when DRAIN_SECONDS is up, or at a
+ * second SIGTERM. An invalid PORT stops start-up with status 2 and a message naming
+ * the variable.
  */
 import assert from "node:assert/strict";
+import { Bot } from "../../net/client/bot.ts";
 import type { InputSample } from "../../net/client/runtime.ts";
 import { connectClient } from "../../net/client/connect.ts";
-import { CloseCode } from "../../net/wire/protocol.ts";
+import { CloseCode, NoticeCode } from "../../net/wire/protocol.ts";
 
 const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
 
@@ -130,4 +134,149 @@ Deno.test("PORT=abc stops start-up with status 2 and a message naming PORT", asy
   assert.equal(out.code, 2, stderr);
   assert.match(stderr, /^Invalid configuration: PORT="abc" must be an integer/m);
   assert.equal(new TextDecoder().decode(out.stdout), "", "it never started listening");
+});
+
+/** main.ts on a free port with `env`, once /healthz says it is up. */
+async function startMain(env: Record<string, string>) {
+  const port = freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", MAIN],
+    env: { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBTRANSPORT: "0", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const stdout = child.stdout.text();
+  const stderr = child.stderr.text();
+  const healthz = async () => {
+    const res = await fetch(`${base}/healthz`);
+    return { status: res.status, body: await res.json() };
+  };
+  await waitFor("/healthz", async () => {
+    try {
+      return (await healthz()).status === 200;
+    } catch {
+      return false;
+    }
+  }, 30_000);
+  return {
+    ws: `ws://127.0.0.1:${port}/ws`,
+    child,
+    healthz,
+    stdout,
+    stderr,
+    async [Symbol.asyncDispose]() {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already gone: the normal case.
+      }
+      await child.status;
+      await stdout;
+      await stderr;
+    },
+  };
+}
+
+/** A bot fighting in a dungeon and one standing in the hub, on `ws`. */
+async function fighterAndIdler(ws: string) {
+  const fighter = new Bot(ws, { name: "Fighter" });
+  const idler = new Bot(ws, { name: "Idler", mode: "idle" });
+  await waitFor("the fighter in a dungeon", () => {
+    return Promise.resolve(fighter.client.runtime.world?.kind === "dungeon");
+  }, 15_000);
+  fighter.mode = "fight";
+  await waitFor("the idler in the hub", () => {
+    return Promise.resolve(idler.client.runtime.world?.kind === "hub");
+  }, 5000);
+  return { fighter, idler };
+}
+
+Deno.test("SIGTERM mid-run drains: the run plays on, the hub is told, /healthz 503, no new players; exit 0 when the run ends", async () => {
+  await using main = await startMain({ DRAIN_SECONDS: "60" });
+  const { fighter, idler } = await fighterAndIdler(main.ws);
+  try {
+    const dungeon = fighter.client.runtime.instanceId;
+    const signalledAt = performance.now();
+    main.child.kill("SIGTERM");
+    await waitFor("the Notice", () => Promise.resolve(idler.log.notices.length > 0), 3000);
+    assert.equal(idler.log.notices[0].code, NoticeCode.Draining);
+    assert.match(idler.log.notices[0].text, /restarts soon/);
+    assert.equal(fighter.log.notices[0]?.code, NoticeCode.Draining, "the fighter too");
+
+    const h = await main.healthz();
+    assert.equal(h.status, 503, "a load balancer sends new players elsewhere");
+    assert.deepEqual([h.body.draining, h.body.runsInProgress], [true, 1]);
+    const late = connectClient(main.ws, { name: "Late", now: () => performance.now() });
+    const refused = await within(5000, "the refusal", late.closed);
+    assert.equal(refused.code, CloseCode.ServerRestarting);
+    assert.match(refused.reason, /no new games here now/);
+
+    // The run plays on: a second later the fighter is still in it, still playing.
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(fighter.client.runtime.instanceId, dungeon, "still in its dungeon");
+    assert.equal(fighter.client.runtime.phase, "playing");
+
+    // It ends the run (an escape); the process then restarts at once.
+    fighter.mode = "escape";
+    const status = await within(15_000, "the exit", main.child.status);
+    const exitMs = performance.now() - signalledAt;
+    assert.equal(status.code, 0, await main.stderr);
+    assert.ok(fighter.log.escapeCompleted || fighter.log.died, "the run ended before the exit");
+    const closed = await within(2000, "the idler's close", idler.client.closed);
+    assert.equal(closed.code, CloseCode.ServerRestarting);
+    console.log(
+      `drain: exit ${status.code} ${(exitMs / 1000).toFixed(1)} s after SIGTERM, ` +
+        `once the run ended (${fighter.log.escapeCompleted ? "escaped" : "died"}); ` +
+        `healthz ${h.status} while draining; a new player got ${refused.code}`,
+    );
+    assert.equal((await main.stderr).trim(), "", "nothing on stderr");
+  } finally {
+    await fighter.stop();
+    await idler.stop();
+  }
+});
+
+Deno.test("a drain is cut short by DRAIN_SECONDS, and by a second SIGTERM", async (t) => {
+  await t.step(
+    "DRAIN_SECONDS=2: exit 0 about 2 s after SIGTERM, the run cut off with 4009",
+    async () => {
+      await using main = await startMain({ DRAIN_SECONDS: "2" });
+      const { fighter, idler } = await fighterAndIdler(main.ws);
+      try {
+        const signalledAt = performance.now();
+        main.child.kill("SIGTERM");
+        await waitFor("the drain", async () => (await main.healthz()).status === 503, 2000);
+        const status = await within(8000, "the exit", main.child.status);
+        const exitMs = performance.now() - signalledAt;
+        assert.equal(status.code, 0, await main.stderr);
+        const closed = await within(2000, "the fighter's close", fighter.client.closed);
+        assert.equal(closed.code, CloseCode.ServerRestarting);
+        console.log(`DRAIN_SECONDS=2: exit after ${exitMs.toFixed(0)} ms with a run in progress`);
+        assert.ok(!fighter.log.died && !fighter.log.escapeCompleted, "the run was still on");
+        assert.ok(exitMs >= 1900 && exitMs < 6000, `exit after ${exitMs.toFixed(0)} ms`);
+      } finally {
+        await fighter.stop();
+        await idler.stop();
+      }
+    },
+  );
+  await t.step("a second SIGTERM stops at once", async () => {
+    await using main = await startMain({ DRAIN_SECONDS: "600" });
+    const { fighter, idler } = await fighterAndIdler(main.ws);
+    try {
+      main.child.kill("SIGTERM");
+      await waitFor("the drain", async () => (await main.healthz()).status === 503, 2000);
+      const againAt = performance.now();
+      main.child.kill("SIGTERM");
+      const status = await within(5000, "the exit", main.child.status);
+      const exitMs = performance.now() - againAt;
+      assert.equal(status.code, 0, await main.stderr);
+      assert.match(await main.stdout, /SIGTERM: draining, 1 run\(s\) in progress/);
+      console.log(`second SIGTERM: exit after ${exitMs.toFixed(0)} ms`);
+    } finally {
+      await fighter.stop();
+      await idler.stop();
+    }
+  });
 });

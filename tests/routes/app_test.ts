@@ -41,12 +41,14 @@ function setup(
 const HEALTH_KEYS = [
   "accepting",
   "connections",
+  "draining",
   "instances",
   "instancesFailed",
   "ok",
   "players",
   "process",
   "registry",
+  "runsInProgress",
   "tickAgeMs",
   "ticks",
   "ticksLate",
@@ -73,6 +75,21 @@ Deno.test("GET /healthz is 200 with ok true while the loop ticks", async () => {
   assert.equal(body.accepting, true);
   assert.equal(body.process, "single");
   assert.equal(body.registry, "none", "one process, no registry");
+  assert.equal(body.draining, false);
+  assert.equal(body.runsInProgress, 0);
+  server.shutdown("test over");
+});
+
+Deno.test("GET /healthz is 503 with draining true while the server drains, the loop still ticking", async () => {
+  const { clock, server, app } = setup();
+  clock.advance(200);
+  server.drain();
+  clock.advance(200);
+  const res = await app.request("/healthz");
+  assert.equal(res.status, 503, "a load balancer sends new players elsewhere");
+  const body = await res.json();
+  assert.deepEqual([body.ok, body.draining, body.accepting], [false, true, true]);
+  assert.ok(body.tickAgeMs < 20, "the game goes on");
   server.shutdown("test over");
 });
 
@@ -259,7 +276,7 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 26, `README lists ${[...documented.keys()].join(", ")}`);
+  assert.equal(documented.size, 28, `README lists ${[...documented.keys()].join(", ")}`);
   const { clock, server, app } = setup();
   const player = new RawClient(server, "10.0.0.1");
   player.hello("Counted");

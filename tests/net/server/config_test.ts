@@ -26,6 +26,7 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     logLevel: "info",
     dev: false,
     shutdownGraceMs: 3000,
+    drainMs: 300_000,
     linkSim: undefined,
     door: { ...DOOR_LIMITS, maxMessageBytes: LIMITS.maxHelloBytes },
     tokenSecret: undefined,
@@ -70,6 +71,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     LOG_LEVEL: "debug",
     TRUST_PROXY: "1",
     SHUTDOWN_GRACE_MS: "500",
+    DRAIN_SECONDS: "0",
     LINK_SIM: "150±50, stall=250/4000",
     WEBTRANSPORT_HOST: "203.0.113.7",
     WEBTRANSPORT_PORT: "9443",
@@ -100,6 +102,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     logLevel: "debug",
     dev: false,
     shutdownGraceMs: 500,
+    drainMs: 0,
     linkSim: {
       up: { delayMs: 150, jitterMs: 50, stallMs: 250, stallEveryMs: 4000 },
       down: { delayMs: 150, jitterMs: 50, stallMs: 250, stallEveryMs: 4000 },
@@ -220,6 +223,8 @@ const INVALID: readonly [env: Record<string, string>, names: string, detail: Reg
   [{ CONNECTS_PER_SEC_PER_IP: "0.5" }, "CONNECTS_PER_SEC_PER_IP", /integer/],
   [{ ALLOWED_HOSTS: "ok.example, http://x" }, "ALLOWED_HOSTS", /"http:\/\/x".*not a host name/],
   [{ SHUTDOWN_GRACE_MS: "-5" }, "SHUTDOWN_GRACE_MS", /integer/],
+  [{ DRAIN_SECONDS: "3601" }, "DRAIN_SECONDS", /"3601".*integer in \[0, 3600\]/],
+  [{ DRAIN_SECONDS: "5m" }, "DRAIN_SECONDS", /integer/],
   [{ LOG_LEVEL: "loud" }, "LOG_LEVEL", /"loud".*debug, info, warn or error/],
   [{ LOG_LEVEL: "INFO" }, "LOG_LEVEL", /debug, info, warn or error/],
   [{ LINK_SIM: "fast" }, "LINK_SIM", /"fast".*150±50/],
@@ -292,11 +297,14 @@ for (const [env, name, detail] of INVALID) {
   });
 }
 
-Deno.test("the front door is on by default, off with FRONT_DOOR=0 and by default on Deno Deploy", () => {
+Deno.test("the front door is on by default, off with FRONT_DOOR=0 and by default on Deno Deploy (so is the drain)", () => {
   assert.ok(loadConfig({}).door);
   assert.equal(loadConfig({ FRONT_DOOR: "0" }).door, undefined);
   assert.equal(loadConfig({ DENO_DEPLOYMENT_ID: "abc" }).door, undefined);
   assert.ok(loadConfig({ DENO_DEPLOYMENT_ID: "abc", FRONT_DOOR: "1" }).door);
+  // Nor a drain: the platform kills an isolate about 5 s after its SIGINT.
+  assert.equal(loadConfig({ DENO_DEPLOYMENT_ID: "abc" }).drainMs, 0);
+  assert.equal(loadConfig({ DENO_DEPLOYMENT_ID: "abc", DRAIN_SECONDS: "4" }).drainMs, 4000);
   const tuned = loadConfig({ HEADER_TIMEOUT_MS: "2500", MAX_HTTP_CONNECTIONS_PER_IP: "4" }).door!;
   assert.equal(tuned.headerTimeoutMs, 2500);
   assert.equal(tuned.maxConnectionsPerIp, 4);
