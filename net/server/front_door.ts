@@ -11,6 +11,7 @@
 import { addressKey } from "./admission.ts";
 import type { Clock } from "./scheduler.ts";
 import {
+  clientCloseFrame,
   ClientStreamAudit,
   closeFrame,
   ServerFrameTracker,
@@ -269,8 +270,13 @@ export class FrontDoor implements AsyncDisposable {
           reason: step.reason,
         });
         pass.kill = step;
-        if (!pass.cleanFrames) this.#end(pass);
-        else await halfClose(pass.backend);
+        if (!pass.cleanFrames) {
+          this.#end(pass);
+          return;
+        }
+        // The server hears the same close (it ends the session: no resume for cause).
+        if (pass.backend) await writeAll(pass.backend, clientCloseFrame(step.code, step.reason));
+        await halfClose(pass.backend);
         return;
       }
       // Deadlines: each head has headerTimeoutMs from its first byte; none after an upgrade.

@@ -177,15 +177,24 @@ interface ResumeClaim {
 }
 
 /**
+ * Closes a client sends that end its session at once: hanging up (1000), and the codes
+ * of a close for cause, which the front door sends on the client's behalf when it cuts
+ * one off (a protocol error, a frame over the cap, too many control frames).
+ */
+const PEER_CLOSES_FOR_GOOD: ReadonlySet<string> = new Set(
+  [1000, 1002, CloseCode.BadMessage, CloseCode.RateLimited, CloseCode.FrameTooLarge].map(String),
+);
+
+/**
  * Whether a closed connection's player keeps its ship for a resume: a link that failed,
  * went silent or stopped reading may come back; a player who hung up (1000) or was
- * closed by the server for cause may not.
+ * closed for cause (by the server, or by the front door for it) may not.
  */
 function keepsSession(why: { code: string; byServer: boolean }): boolean {
   if (why.byServer) {
     return why.code === String(CloseCode.IdleTimeout) || why.code === String(CloseCode.Backlogged);
   }
-  return why.code !== "1000";
+  return !PEER_CLOSES_FOR_GOOD.has(why.code);
 }
 
 /**

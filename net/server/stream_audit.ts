@@ -374,6 +374,20 @@ export function closeFrame(code: number, reason: string): Uint8Array {
   return out;
 }
 
+/**
+ * A client → server close frame (masked, with a zero key) with `code` and `reason`: the
+ * door closing a client for cause tells the server the same code, so that the server
+ * ends that player's session rather than keep it for a resume.
+ */
+export function clientCloseFrame(code: number, reason: string): Uint8Array {
+  const unmasked = closeFrame(code, reason);
+  const out = new Uint8Array(unmasked.byteLength + 4);
+  out[0] = unmasked[0];
+  out[1] = 0x80 | unmasked[1];
+  out.set(unmasked.subarray(2), 6); // after the 4-byte key, all zeros
+  return out;
+}
+
 /** A frame header's full length once its first `have` bytes are in (undefined: need 2). */
 function headerLength(h: Uint8Array, have: number): number | undefined {
   if (have < 2) return undefined;

@@ -3,11 +3,13 @@
  * header only the door writes, the per-address cap, a slow request head (slowloris)
  * and an idle connection cut off, a client that stops reading cut off once its
  * writes stall, and a WebSocket frame over the cap answered with a close frame
- * slipped in between the server's own frames. Short limits keep it quick.
+ * slipped in between the server's own frames (and the same close told the server).
+ * Short limits keep it quick.
  */
 import assert from "node:assert/strict";
 import { FrontDoor } from "../../net/server/front_door.ts";
 import { realClock } from "../../net/server/scheduler.ts";
+import { clientCloseFrame } from "../../net/server/stream_audit.ts";
 
 const LIMITS = {
   maxConnectionsPerIp: 3,
@@ -299,5 +301,7 @@ Deno.test("a frame over the cap gets a 4004 close frame between two of the serve
   assert.ok(frames >= 2, `${frames} whole server frames came first`);
   assert.equal(d.stats.frameCloses, 1);
   assert.equal(backend.wsBytes.length, 1);
-  assert.equal(backend.wsBytes[0], 6 + 100, "the server got the good frame and nothing of the bad");
+  // The server got the good frame, nothing of the bad one, and the door's close (its code
+  // tells the server the client was cut off for cause).
+  assert.equal(backend.wsBytes[0], 6 + 100 + clientCloseFrame(4004, reason).byteLength);
 });

@@ -248,17 +248,25 @@ Deno.test("an expired token is refused as expired, even while its session waits;
   });
 });
 
-Deno.test("a player who hangs up (1000) ends the session at once; a failed link keeps it", () => {
+Deno.test("a player who hangs up (1000) or is cut off by the door for cause ends the session at once; a failed link or a closed tab keeps it", () => {
   using h = new NetHarness();
   const quitter = h.connect("Quitter");
   const dropped = h.connect("Dropped");
+  const tabClosed = h.connect("Tab Closed");
+  // The front door's closes for cause, which it reports to the server with their codes.
+  const cutOff = ["1002", "4000", "4003", "4004"].map((code) => ({
+    code,
+    c: h.connect(`Cut ${code}`),
+  }));
   h.pump(100);
   h.disconnect(quitter, "1000", "bye");
+  for (const { code, c } of cutOff) h.disconnect(c, code, "closed by the front door");
+  h.disconnect(tabClosed, "1001", "going away"); // a reload resumes
   dropped.link.kill();
   dropped.conn.closed("1006", "abnormal");
-  assert.equal(h.server.playerCount, 1);
-  assert.equal(h.server.playersAway, 1);
-  assert.equal(h.server.counters.detaches, 1);
+  assert.equal(h.server.playerCount, 2, "the dropped link and the closed tab wait");
+  assert.equal(h.server.playersAway, 2);
+  assert.equal(h.server.counters.detaches, 2);
 });
 
 Deno.test("a silent player in a dungeon is parked after 0.5 s; its next frame unparks it with no more i-frames than it waited", () => {

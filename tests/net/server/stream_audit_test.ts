@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import {
   type AuditStep,
+  clientCloseFrame,
   ClientStreamAudit,
   closeFrame,
   ServerFrameTracker,
@@ -301,6 +302,16 @@ Deno.test("closeFrame() is an unmasked close with the code and the reason", () =
     new Uint8Array([0x88, 5, 0x0f, 0xa4, 0x62, 0x69, 0x67]),
   );
   assert.equal(closeFrame(1000, "é".repeat(200)).byteLength, 4 + 123);
+});
+
+Deno.test("clientCloseFrame() is a masked close with the code and reason, as the door tells the server", () => {
+  assert.deepEqual(
+    clientCloseFrame(4004, "big"),
+    new Uint8Array([0x88, 0x80 | 5, 0, 0, 0, 0, 0x0f, 0xa4, 0x62, 0x69, 0x67]),
+  );
+  // A frame a client may send: the door's own audit passes it whole.
+  const bytes = clientCloseFrame(1002, "client frames must be masked");
+  assert.deepEqual(upgraded().feed(bytes, 0), [{ kind: "forward", bytes }]);
 });
 
 Deno.test("once the server has closed, data frames are dropped and control frames still pass", () => {
