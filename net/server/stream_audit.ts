@@ -321,35 +321,23 @@ export class ServerFrameTracker {
 
   /** How many bytes of `chunk` finish the frame in progress (0 at a boundary). */
   untilBoundary(chunk: Uint8Array): number {
-    if (this.atBoundary) return 0;
-    let at = 0;
-    while (at < chunk.byteLength) {
-      if (this.#payloadLeft > 0) {
-        const n = Math.min(this.#payloadLeft, chunk.byteLength - at);
-        this.#payloadLeft -= n;
-        at += n;
-        if (this.atBoundary) return at;
-        continue;
-      }
-      if (this.#headerLength === 0 && (chunk[at] & 0x0f) === Op.Close) this.sawClose = true;
-      this.#header[this.#headerLength++] = chunk[at++];
-      const need = headerLength(this.#header, this.#headerLength);
-      if (need === undefined || this.#headerLength < need) continue;
-      this.#payloadLeft = payloadLength(this.#header);
-      this.#headerLength = 0;
-      if (this.atBoundary) return at;
-    }
-    return at;
+    return this.atBoundary ? 0 : this.#scan(chunk, { stopAtBoundary: true });
   }
 
   /** Follows a chunk that was forwarded whole. */
   feed(chunk: Uint8Array): void {
+    this.#scan(chunk, { stopAtBoundary: false });
+  }
+
+  /** Reads frame headers and skips payloads; returns where it stopped. */
+  #scan(chunk: Uint8Array, opts: { stopAtBoundary: boolean }): number {
     let at = 0;
     while (at < chunk.byteLength) {
       if (this.#payloadLeft > 0) {
         const n = Math.min(this.#payloadLeft, chunk.byteLength - at);
         this.#payloadLeft -= n;
         at += n;
+        if (opts.stopAtBoundary && this.atBoundary) return at;
         continue;
       }
       if (this.#headerLength === 0 && (chunk[at] & 0x0f) === Op.Close) this.sawClose = true;
@@ -358,7 +346,9 @@ export class ServerFrameTracker {
       if (need === undefined || this.#headerLength < need) continue;
       this.#payloadLeft = payloadLength(this.#header);
       this.#headerLength = 0;
+      if (opts.stopAtBoundary && this.atBoundary) return at;
     }
+    return at;
   }
 }
 

@@ -634,6 +634,15 @@ function metricValue(text: string, name: string, labels = ""): number {
   return NaN;
 }
 
+/** Connections, players and late ticks, from /metrics. */
+function counts(metrics: string): { connections: number; players: number; late: number } {
+  return {
+    connections: metricValue(metrics, "bh_connections"),
+    players: metricValue(metrics, "bh_players"),
+    late: metricValue(metrics, "bh_ticks_late_total"),
+  };
+}
+
 /** Reads from `conn` until it ends or `ms` pass. */
 async function drain(conn: Deno.Conn, ms: number): Promise<{ bytes: Uint8Array; ended: boolean }> {
   const buf = new Uint8Array(65536);
@@ -808,11 +817,7 @@ Deno.test("the real process behind its front door shrugs off every attack of iss
     await new Promise((r) => setTimeout(r, 1000)); // warm: the JIT, the first snapshots
     const before = await processFigures(child.pid);
     const m0 = await metrics();
-    const baseline = {
-      connections: metricValue(m0, "bh_connections"),
-      players: metricValue(m0, "bh_players"),
-      late: metricValue(m0, "bh_ticks_late_total"),
-    };
+    const baseline = counts(m0);
     assert.deepEqual([baseline.connections, baseline.players], [2, 2], "honest and silent");
     const attackStart = performance.now();
     let peakRssMiB = before.rssMiB;
@@ -1005,11 +1010,7 @@ Deno.test("the real process behind its front door shrugs off every attack of iss
     const seconds = (performance.now() - attackStart) / 1000;
     const after = await processFigures(child.pid);
     const m2 = await metrics();
-    const end = {
-      connections: metricValue(m2, "bh_connections"),
-      players: metricValue(m2, "bh_players"),
-      late: metricValue(m2, "bh_ticks_late_total"),
-    };
+    const end = counts(m2);
     const snapshotsPerSec = honest.snapshotsSince(attackStart) / seconds;
     console.log(JSON.stringify(figures));
     console.log(

@@ -48,71 +48,38 @@ async function within<T>(ms: number, what: string, promise: Promise<T>): Promise
 
 /** Starts main.ts, connects one player, sends SIGTERM; checks the close and the exit. */
 async function shutdownWithPlayer(opts: { playing: boolean }): Promise<void> {
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN],
-    env: { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = child.stdout.text();
-  const stderr = child.stderr.text();
-  try {
-    await waitFor("/healthz", async () => {
-      try {
-        const res = await fetch(`${base}/healthz`);
-        const body = await res.json();
-        return res.status === 200 && body.ok === true;
-      } catch {
-        return false;
-      }
-    }, 30_000);
+  await using main = await startMain({});
+  const client = connectClient(main.ws, { name: "Last Player", now: () => performance.now() });
+  await waitFor(
+    "the hello to be answered",
+    () => Promise.resolve(client.runtime.instanceId === "hub"),
+    5000,
+  );
+  assert.equal(client.runtime.phase, "playing");
+  // A player in the middle of a game sends an input frame every tick.
+  const loop = opts.playing
+    ? setInterval(() => client.runtime.update(performance.now(), () => IDLE), 8)
+    : undefined;
 
-    const client = connectClient(`ws://127.0.0.1:${port}/ws`, {
-      name: "Last Player",
-      now: () => performance.now(),
-    });
-    await waitFor(
-      "the hello to be answered",
-      () => Promise.resolve(client.runtime.instanceId === "hub"),
-      5000,
-    );
-    assert.equal(client.runtime.phase, "playing");
-    // A player in the middle of a game sends an input frame every tick.
-    const loop = opts.playing
-      ? setInterval(() => client.runtime.update(performance.now(), () => IDLE), 8)
-      : undefined;
+  const signalledAt = performance.now();
+  main.child.kill("SIGTERM");
+  const closed = await within(5000, "the close", client.closed);
+  clearInterval(loop);
+  assert.equal(closed.code, CloseCode.ServerRestarting);
+  assert.equal(closed.reason, "server restarting");
+  assert.equal(client.runtime.closeReason, "server restarting", "what the player is shown");
 
-    const signalledAt = performance.now();
-    child.kill("SIGTERM");
-    const closed = await within(5000, "the close", client.closed);
-    clearInterval(loop);
-    assert.equal(closed.code, CloseCode.ServerRestarting);
-    assert.equal(closed.reason, "server restarting");
-    assert.equal(client.runtime.closeReason, "server restarting", "what the player is shown");
-
-    const status = await within(5000, "the exit", child.status);
-    const exitMs = performance.now() - signalledAt;
-    console.log(
-      `closed with ${closed.code} "${closed.reason}", exit ${status.code} after ${
-        exitMs.toFixed(0)
-      } ms`,
-    );
-    assert.equal(status.code, 0, await stderr);
-    assert.ok(exitMs < 5000, `exited after ${exitMs.toFixed(0)} ms`);
-    assert.match(await stdout, /play at http:\/\/127\.0\.0\.1:\d+\//);
-    assert.equal((await stderr).trim(), "", "nothing on stderr");
-  } finally {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // Already gone: the normal case.
-    }
-    await child.status;
-    await stdout;
-    await stderr;
-  }
+  const status = await within(5000, "the exit", main.child.status);
+  const exitMs = performance.now() - signalledAt;
+  console.log(
+    `closed with ${closed.code} "${closed.reason}", exit ${status.code} after ${
+      exitMs.toFixed(0)
+    } ms`,
+  );
+  assert.equal(status.code, 0, await main.stderr);
+  assert.ok(exitMs < 5000, `exited after ${exitMs.toFixed(0)} ms`);
+  assert.match(await main.stdout, /play at http:\/\/127\.0\.0\.1:\d+\//);
+  assert.equal((await main.stderr).trim(), "", "nothing on stderr");
 }
 
 Deno.test('SIGTERM closes a connected player with 4009 "server restarting" and exits 0 within 5 s', async () => {

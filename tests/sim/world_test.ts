@@ -369,16 +369,25 @@ function uidsOf(world: SimWorld, team: number): number[] {
   return out.sort((a, b) => a - b);
 }
 
-Deno.test("on the tick the Warden dies, the killing shot alone is removed and other shots fly on", () => {
+/**
+ * A one-player room in its boss fight, the Warden in its last phase at 1 HP, no bullet
+ * in the air, the gunner out of every line of fire (it holds its own fire too).
+ */
+function wardenAtOneHp(): SimWorld {
   const { world, gunner } = wardenRoom(1);
   while (world.stage !== "boss") world.step(allPress(world));
   const boss = world.boss!;
   boss.phase = WARDEN.phases.length - 1;
   boss.foldTicks = 0;
   boss.hp = 1;
-  gunner.x = 100; // out of every line of fire; it holds its own fire too
+  gunner.x = 100;
   world.bullets.clearTeam(Team.Enemy);
   world.bullets.clearTeam(Team.Player);
+  return world;
+}
+
+Deno.test("on the tick the Warden dies, the killing shot alone is removed and other shots fly on", () => {
+  const world = wardenAtOneHp();
   // Enemy bullets below and above the killing shot: the clear reshuffles the slots under it.
   placeBullet(world, { team: Team.Enemy, x: 300, y: 600, uid: 10 });
   placeBullet(world, { team: Team.Player, x: 1000, y: 800, uid: 11 });
@@ -396,15 +405,7 @@ Deno.test("on the tick the Warden dies, the killing shot alone is removed and ot
 });
 
 Deno.test("every shot touching the Warden on its death tick dies on it, whatever its slot", () => {
-  const { world, gunner } = wardenRoom(1);
-  while (world.stage !== "boss") world.step(allPress(world));
-  const boss = world.boss!;
-  boss.phase = WARDEN.phases.length - 1;
-  boss.foldTicks = 0;
-  boss.hp = 1;
-  gunner.x = 100;
-  world.bullets.clearTeam(Team.Enemy);
-  world.bullets.clearTeam(Team.Player);
+  const world = wardenAtOneHp();
   // Slots are walked from the top: 22 kills, 20 and 21 come after it in the walk.
   for (const uid of [20, 21, 22]) {
     placeBullet(world, { team: Team.Player, x: WARDEN.x + uid - 21, y: WARDEN.y, uid });
