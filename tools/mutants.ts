@@ -17,9 +17,9 @@ interface Mutant {
 
 const MUTANTS: Record<string, Mutant> = {
   "redundancy-1": {
-    file: "net/client/runtime.ts",
-    from: "this.#history.slice(-INPUT_FRAMES_PER_MESSAGE)",
-    to: "this.#history.slice(-1)",
+    file: "content/net_tuning.ts",
+    from: "datagram: { batchTicks: 2, redundancy: 3 },",
+    to: "datagram: { batchTicks: 2, redundancy: 1 },",
     breaks: "input messages carry one frame: a lost datagram loses input",
   },
   "newest-wins-client": {
@@ -30,8 +30,8 @@ const MUTANTS: Record<string, Mutant> = {
   },
   "newest-wins-server": {
     file: "net/server/transport.ts",
-    from: " || this.#ws.bufferedAmount > this.#turnBytes) return false;",
-    to: ") return false;",
+    from: "if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > 0) return false;",
+    to: "if (this.#ws.readyState !== OPEN) return false;",
     breaks: "snapshots queue behind stale ones on a backed-up socket",
   },
   "no-interpolation": {

@@ -1,5 +1,5 @@
 /**
- * Connection churn. In process on a ManualClock: 1,000 overlapping connect/
+ * Connection churn. In process on a ManualClock: 300 overlapping connect/
  * disconnect cycles of every kind (hanging up mid-handshake, timing out, leaving
  * the hub, leaving a dungeon reached on foot or by a direct transfer, being closed
  * by the server for a bad frame). After the run
@@ -122,10 +122,10 @@ class Cycle {
   }
 }
 
-Deno.test("1,000 connect/disconnect cycles of every kind leave nothing behind", async () => {
+Deno.test("300 connect/disconnect cycles of every kind leave nothing behind", async () => {
   using h = new NetHarness({ seed: 7 });
   const rng = new Rng(2024);
-  const total = 1000;
+  const total = 300;
   const concurrent = 24;
   const live: Cycle[] = [];
   const started = new Map<Kind, number>(KIND_NAMES.map((k) => [k, 0]));
@@ -180,7 +180,7 @@ Deno.test("1,000 connect/disconnect cycles of every kind leave nothing behind", 
   assert.equal(s.counters.connectionsOpened, total);
   assert.ok(dungeonsSeen.size >= 10, `dungeons were made and destroyed (${dungeonsSeen.size})`);
   assert.equal(s.counters.instancesCreated - s.counters.instancesDestroyed, 1, "the hub alone");
-  for (const kind of KIND_NAMES) assert.ok(started.get(kind)! > 50, `${kind} cycles ran`);
+  for (const kind of KIND_NAMES) assert.ok(started.get(kind)! > 15, `${kind} cycles ran`);
 
   const expected: Record<string, number> = {};
   for (const kind of KIND_NAMES) {

@@ -112,7 +112,7 @@ Deno.test("a crowd that comes and goes: every client rebuilds every delta snapsh
   const clients = Array.from({ length: INTEREST_PLAYERS + 4 }, (_, i) => join(i));
   // Leaves and joins reshuffle who is nearest to whom, so rows enter, leave and reorder.
   for (let k = 0; k < 40; k++) {
-    h.pump(200);
+    h.pump(100);
     if (k % 3 === 0) h.disconnect(clients[k % clients.length]);
     if (k % 4 === 0) clients.push(join(100 + k));
   }

@@ -1,0 +1,3 @@
+import { importShard } from "./shard.ts";
+
+await importShard(1, 2);
