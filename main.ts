@@ -222,7 +222,6 @@ if (import.meta.main) {
   // to DRAIN_SECONDS, then everyone gets 4009 and the process exits 0. A second signal
   // skips the wait.
   let phase: "running" | "draining" | "stopping" = "running";
-  let leaveRegistry: Promise<void> | undefined;
   const stop = async (why: string) => {
     if (phase === "stopping") return;
     phase = "stopping";
@@ -230,8 +229,7 @@ if (import.meta.main) {
     door?.stopAccepting();
     server.shutdown("server restarting");
     const deadline = setTimeout(() => Deno.exit(0), config.shutdownGraceMs);
-    await (leaveRegistry ??
-      cluster?.stop({ withdrawWithinMs: Math.min(1000, config.shutdownGraceMs) }));
+    await cluster?.stop({ withdrawWithinMs: Math.min(1000, config.shutdownGraceMs) });
     // Give the close frames a moment on the wire: http.shutdown() aborts upgraded sockets,
     // and clients should read "server restarting", not a bare 1001.
     await new Promise((r) => setTimeout(r, Math.min(300, config.shutdownGraceMs)));
@@ -247,8 +245,9 @@ if (import.meta.main) {
     if (phase !== "running") return;
     phase = "draining";
     server.drain();
-    // Leave the registry at once: nobody should be placed here while the process goes.
-    leaveRegistry = cluster?.stop({ withdrawWithinMs: 1000 });
+    // Nobody is placed here from now on; the registry still finds this process for the
+    // resumes of its runs in progress until it leaves at the stop.
+    cluster?.drain();
     const until = Date.now() + config.drainMs;
     const runs = server.runsInProgress;
     if (runs > 0) {

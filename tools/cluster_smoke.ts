@@ -6,7 +6,9 @@
  *  2. they walk into the portal: parties go to dungeons on the least-loaded
  *     processes, each bot moving to its dungeon's process by a Transfer and a
  *     ticket, in the same client; the dungeons must spread over ≥ 2 processes;
- *  3. one bot escapes and travels back to the hub on g1 it came from;
+ *  3. one bot escapes and travels back to the hub on g1 it came from; its link drops
+ *     and it comes back through g2 (as a load balancer may send it), which hands the
+ *     resume over to g1: the same ship, in the same hub;
  *  4. one dungeon process is killed with SIGKILL: its records must leave the
  *     registry within the heartbeat TTL, and its players reconnect to a live hub.
  *
@@ -128,6 +130,37 @@ export async function runClusterSmoke(
       throw new Error(`${traveller.name} went ${path.join(" → ")}, not g1/hub → … → g1/hub`);
     }
     step(`${traveller.name} travelled ${path.join(" → ")}`);
+
+    // Its link drops, and it comes back through g2 (a load balancer's pick, or a reload):
+    // g2 hands the resume over to g1, which holds the session, and the same ship is back.
+    const token = traveller.client.runtime.resumeToken!;
+    const playerId = traveller.client.runtime.playerId;
+    traveller.client.close(4900, "link lost"); // not 1000: the ship waits for a resume
+    const returning = new Bot(cluster.procs[1].wsUrl, {
+      name: traveller.name,
+      mode: "idle",
+      resume: token,
+    });
+    bots.push(returning);
+    await waitFor(
+      `${traveller.name} resumed on g1 through g2`,
+      () => returning.client.runtime.phase === "playing" && returning.log.enters.length > 0,
+      10_000,
+    );
+    const resumed = returning.log.enters.at(-1)!;
+    if (
+      resumed.reason !== EnterReason.Resume || resumed.instanceId !== "g1/hub" ||
+      returning.client.runtime.playerId !== playerId || returning.client.runtime.transfers !== 1 ||
+      returning.log.notices.length > 0
+    ) {
+      throw new Error(
+        `resume through g2: entered ${resumed.instanceId} (reason ${resumed.reason}) as ` +
+          `${returning.client.runtime.playerId} (was ${playerId}) after ` +
+          `${returning.client.runtime.transfers} transfer(s); notices ` +
+          JSON.stringify(returning.log.notices.map((n) => n.text)),
+      );
+    }
+    step(`${traveller.name}'s resume through g2 was handed to g1: same ship ${playerId} in g1/hub`);
 
     // Kill a process that hosts dungeons (and none of the hubs the others are in).
     const victimId = cluster.procs.slice(1).map((p) => p.id).find((id) =>

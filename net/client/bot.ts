@@ -55,6 +55,8 @@ export class Bot {
       mode?: BotMode;
       portal?: number;
       webSocketOnly?: boolean;
+      /** A resume token from an earlier connection (a reload): the first hello takes it back. */
+      resume?: string;
       onSnapshot?: (snapshot: SnapshotMsg, nowMs: number) => void;
     },
   ) {
@@ -65,6 +67,7 @@ export class Bot {
     this.client = connectClient(address, {
       name: opts.name,
       webSocketOnly: opts.webSocketOnly,
+      resume: opts.resume,
       onSnapshot: opts.onSnapshot,
       now: this.#now,
       onEnter: (e) =>

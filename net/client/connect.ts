@@ -12,11 +12,13 @@
  * playing), the runtime freezes ("reconnecting") and new WebSockets say hello with the
  * resume token, at once and then with backoff, until the server takes the session back
  * (same instance, same ship) or the grace the Welcome announced has passed; a process
- * we were transferred to that no longer answers sends us home. A close for cause (a
- * kick, a restart, a session taken over elsewhere) ends it for good.
+ * we were transferred to that no longer answers sends us home. In a cluster, a process
+ * the load balancer sends the resume to hands it over (a Transfer with reason Resume)
+ * to the process that holds the session, and the hello there carries the same token.
+ * A close for cause (a kick, a restart, a session taken over elsewhere) ends it for good.
  */
 import { WEBTRANSPORT } from "../../content/net_tuning.ts";
-import { CloseCode, type TransportKind } from "../wire/protocol.ts";
+import { CloseCode, EnterReason, type TransportKind } from "../wire/protocol.ts";
 import { ClientRuntime, type RuntimeOptions } from "./runtime.ts";
 import {
   askWhyRefused,
@@ -203,7 +205,12 @@ class Connection implements GameClient {
       onTransfer: (t) => {
         opts.onTransfer?.(t);
         // The old process closes its connection (4011) once the Transfer is out; move now.
-        this.#useWebSocket(t.url, { ticket: t.ticket });
+        // A resume handed over (the load balancer sent it to another process of the
+        // cluster) carries our own resume token: say hello there with it as a resume.
+        this.#useWebSocket(
+          t.url,
+          t.reason === EnterReason.Resume ? { resume: t.ticket } : { ticket: t.ticket },
+        );
       },
     });
     this.closed = new Promise((resolve) => this.#resolveClosed = resolve);

@@ -613,7 +613,10 @@ export class ClientRuntime {
       // The enemies of this tick are drawn from the newest snapshot: say how old it is.
       const base = this.#snapshots[this.#snapshots.length - 1]?.msg.tick;
       if (base !== undefined) this.#enemyView.drawFrom(tick, base);
-      const frame: InputFrame = { ...sample(tick), tick, viewLag: tick - (base ?? tick) };
+      // A snapshot newer than the tick (the clock behind, just after an Enter or a resume)
+      // is drawn as of now: no lag, never a negative one the wire cannot carry.
+      const viewLag = Math.max(0, tick - (base ?? tick));
+      const frame: InputFrame = { ...sample(tick), tick, viewLag };
       const prev = this.#history[this.#history.length - 1];
       if (prev && prev.tick !== tick - 1) {
         this.#history = [];

@@ -19,7 +19,7 @@ import {
 } from "./registry/mod.ts";
 import { CloseCode } from "../wire/protocol.ts";
 import type { Instance } from "./instance.ts";
-import type { Connection, GameServer, Placer } from "./server.ts";
+import type { Connection, ForeignResume, GameServer, Placer } from "./server.ts";
 import { OnceSet, randomId, type TokenSigner } from "./tokens.ts";
 
 /** What a cluster node needs besides its server. */
@@ -68,12 +68,17 @@ export interface ClusterStats {
   registryErrors: number;
   placements: number;
   ticketsRefused: number;
+  /** Resume tokens of other processes, handed over to the process that holds the session. */
+  resumesForwarded: number;
 }
 
 /** Places players across the cluster; plugs into GameServer as its Placer. */
 export class ClusterNode implements Placer {
-  /** Random per start: tickets name it, so a restart voids every ticket minted for the old process. */
-  readonly boot = randomId(6);
+  /**
+   * Random per start (the server's process life): tickets and resume tokens name it, so a
+   * restart voids every one minted for the old process.
+   */
+  readonly boot: string;
   readonly processId: string;
   readonly publicUrl: string;
   readonly timing: typeof CLUSTER_TIMING;
@@ -83,6 +88,7 @@ export class ClusterNode implements Placer {
     registryErrors: 0,
     placements: 0,
     ticketsRefused: 0,
+    resumesForwarded: 0,
   };
   readonly #server: GameServer;
   readonly #registry: Registry;
@@ -100,6 +106,8 @@ export class ClusterNode implements Placer {
   #timer: number | undefined;
   #beating: Promise<void> | undefined;
   #stopped = false;
+  /** Draining: announced so (nobody is placed here), yet still found by resumes. */
+  #draining = false;
 
   constructor(server: GameServer, opts: ClusterOptions) {
     this.#server = server;
@@ -110,6 +118,7 @@ export class ClusterNode implements Placer {
     this.publicUrl = opts.publicUrl.replace(/\/+$/, "");
     this.timing = { ...CLUSTER_TIMING, ...opts.timing };
     this.hostsGames = opts.hostsGames ?? true;
+    this.boot = server.epoch;
     server.placer = this;
   }
 
@@ -137,6 +146,18 @@ export class ClusterNode implements Placer {
     clearTimeout(timer);
   }
 
+  /**
+   * The process is going (a drain before a restart): from now on it is announced as
+   * draining, with no room and no instance taking anyone, so nobody is placed here; yet
+   * its record stays until stop(), so a player whose link drops mid-run is still handed
+   * back here by whichever process the load balancer gives the resume to.
+   */
+  drain(): Promise<void> {
+    if (this.#draining || this.#stopped) return Promise.resolve();
+    this.#draining = true;
+    return this.#announce();
+  }
+
   /** Renews this process's records, then schedules the next heartbeat. */
   #beat(): Promise<void> {
     this.#beating = this.#announce().finally(() => {
@@ -154,13 +175,15 @@ export class ClusterNode implements Placer {
     const server = this.#server;
     const nowMs = this.#wallNow();
     const hosted = this.hostsGames ? [...server.instances.values()] : [];
+    const draining = this.#draining;
     const instances = hosted.map((i) => ({
       id: i.id,
       kind: i.kind,
       world: i.worldKey,
       players: i.size,
-      // A crew's reserved dungeon takes nobody else.
-      accepting: i.kind === "hub" || (i.world.acceptsPlayers && i.reservedFor === undefined),
+      // A crew's reserved dungeon takes nobody else; a draining process nobody new.
+      accepting: !draining &&
+        (i.kind === "hub" || (i.world.acceptsPlayers && i.reservedFor === undefined)),
       createdAtMs: this.#createdAt.get(i.id) ?? this.#noteCreated(i.id, nowMs),
       arrived: this.#arrivals(i.id, nowMs),
     }));
@@ -173,8 +196,9 @@ export class ClusterNode implements Placer {
         url: this.publicUrl,
         boot: this.boot,
         players: server.playerCount,
-        capacity: this.hostsGames ? server.limits.maxConnections : 0,
+        capacity: this.hostsGames && !draining ? server.limits.maxConnections : 0,
         tickMeanMs: server.tickWindow.mean(),
+        draining,
       }, instances);
       this.#processes = new Map((await this.#registry.processes()).map((p) => [p.id, p]));
       this.#registryOk();
@@ -272,7 +296,7 @@ export class ClusterNode implements Placer {
       }
       // Their hub is elsewhere: a ticket needs no registry, only the process's last known URL.
       const proc = this.#processes.get(processOf(home));
-      if (!local && proc && proc.id !== this.processId) {
+      if (!local && proc && proc.id !== this.processId && !proc.draining) {
         this.#send(conn, {
           instanceId: home,
           world: CONTENT.home,
@@ -284,6 +308,39 @@ export class ClusterNode implements Placer {
       }
     }
     this.#placeInHub(conn, reason);
+  }
+
+  resumeElsewhere(conn: Connection, resume: ForeignResume): void {
+    this.#lookUpProcess(resume.processId).then((proc) => {
+      if (conn.state !== "handshake") return; // the client gave up meanwhile
+      if (
+        !proc || proc.boot !== resume.epoch || proc.id === this.processId || !proc.url ||
+        !this.#server.accepting
+      ) {
+        resume.gone();
+        return;
+      }
+      this.stats.resumesForwarded++;
+      this.#server.log("resume_forwarded", { conn: conn.id, to: proc.id });
+      // The token is the ticket: the holder checks it as any resume (expiry on its clock).
+      this.#server.handOff(conn, {
+        url: wsUrl(proc.url),
+        ticket: resume.token,
+        reason: EnterReason.Resume,
+      });
+    });
+  }
+
+  /** A live process's record, fresh from the registry, else as of the last heartbeat. */
+  async #lookUpProcess(id: string): Promise<ProcessRecord | undefined> {
+    try {
+      const proc = await this.#registry.process(id);
+      this.#registryOk();
+      return proc;
+    } catch (err) {
+      this.#registryFailed("resume lookup", err);
+      return this.#processes.get(id);
+    }
   }
 
   instanceGone(id: string): void {

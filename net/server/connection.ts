@@ -317,6 +317,12 @@ export class Connection {
   #handle(msg: ClientMessage): void {
     const server = this.#server;
     if (this.state === "handshake") {
+      if (this.hello) {
+        // Said hello, and the cluster is still finding where its resume lives: a second
+        // hello is a bad client; anything else (a ping) waits for nothing and is dropped.
+        if (msg.kind === ClientKind.Hello) this.close(CloseCode.BadMessage, "duplicate hello");
+        return;
+      }
       if (msg.kind !== ClientKind.Hello) {
         this.close(CloseCode.BadMessage, "expected hello first");
         return;

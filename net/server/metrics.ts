@@ -148,6 +148,12 @@ export function renderMetrics(server: GameServer): string {
     "",
     cluster?.ticketsRefused ?? 0,
   ]]);
+  metric(
+    "bh_resumes_forwarded_total",
+    "counter",
+    "Resumes handed over to the process that holds the session.",
+    [["", cluster?.resumesForwarded ?? 0]],
+  );
   return lines.join("\n") + "\n";
 }
 

@@ -169,11 +169,30 @@ const DRAINING_REFUSAL = "server restarting: no new games here now, try again in
 /** Why a portal does not open while draining. */
 const DRAINING_PORTAL = "the server restarts soon: no new runs";
 
-/** What a resume token says: the session, its generation, and which process life made it. */
+/**
+ * What a resume token says: the session, its generation, which process life made it,
+ * and which process (in a cluster, another process that gets the token hands the
+ * client over to that one).
+ */
 interface ResumeClaim {
   readonly s: string;
   readonly g: number;
   readonly e: string;
+  readonly p: string;
+}
+
+/** Why a resume token did not take back a session here, as the player is told. */
+type ResumeRefusal = { kind: "expired" | "refused"; code: NoticeCode; text: string };
+
+/** A resume token this process cannot check itself: another process of the cluster made it. */
+export interface ForeignResume {
+  /** The token, as the hello carried it. */
+  readonly token: string;
+  /** The process that made it, and its life (a restart voids it). */
+  readonly processId: string;
+  readonly epoch: string;
+  /** That process is gone: the player starts afresh here, told why. */
+  readonly gone: () => void;
 }
 
 /**
@@ -197,6 +216,15 @@ function keepsSession(why: { code: string; byServer: boolean }): boolean {
   return !PEER_CLOSES_FOR_GOOD.has(why.code);
 }
 
+/** A resume that came too late, or to a process life that is over: `why`, then the way on. */
+function resumeExpired(why: string): ResumeRefusal {
+  return {
+    kind: "expired",
+    code: NoticeCode.ResumeExpired,
+    text: `${why}: you are back in the hub.`,
+  };
+}
+
 /**
  * Decides where players go when several processes share the game (cluster.ts).
  * Without one, the server places everyone in its own instances.
@@ -213,6 +241,12 @@ export interface Placer {
   toHub(conn: Connection, reason: EnterReason): void;
   /** An instance was destroyed (emptied, or failed). */
   instanceGone(id: string): void;
+  /**
+   * A hello carries a resume token another process made (a load balancer sent the
+   * client here): hand the client over to that process if it still runs that life,
+   * else call `resume.gone()`.
+   */
+  resumeElsewhere(conn: Connection, resume: ForeignResume): void;
 }
 
 /** The whole game server: hub, dungeons, players, connections and the tick loop. */
@@ -233,8 +267,11 @@ export class GameServer {
   /** Every player, by the id its resume token names. */
   readonly #bySid = new Map<string, Session>();
   readonly #signer: TokenSigner;
-  /** This process life: tokens from an earlier one (a restart) are recognised as such. */
-  readonly #epoch = randomId(6);
+  /**
+   * This process life: tokens from an earlier one (a restart) are recognised as such.
+   * A cluster announces it as the process's boot id.
+   */
+  readonly epoch = randomId(6);
   readonly #gate: AddressGate;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
@@ -433,8 +470,9 @@ export class GameServer {
 
   /**
    * A connection passed the handshake. A valid resume token takes its session back (same
-   * id, same ship, same instance); anything else places it as a new player (a cluster's
-   * placer, or this server's hub), told why a token did not take.
+   * id, same ship, same instance); one another process of the cluster made goes to the
+   * placer, which hands the client over to that process; anything else places it as a
+   * new player (a cluster's placer, or this server's hub), told why a token did not take.
    */
   admit(conn: Connection): void {
     const token = conn.hello?.resume;
@@ -444,10 +482,36 @@ export class GameServer {
         this.#resume(conn, claim.session);
         return;
       }
-      this.counters.resumeRefusals[claim.kind]++;
-      conn.resumeNotice = claim;
-      this.log("resume_refused", { conn: conn.id, kind: claim.kind, why: claim.text });
+      if ("elsewhere" in claim && this.placer) {
+        this.placer.resumeElsewhere(conn, {
+          token,
+          ...claim.elsewhere,
+          gone: () => {
+            if (conn.state !== "handshake") return;
+            this.#resumeRefused(conn, resumeExpired("The server that held your game has stopped"));
+            this.#admitNew(conn);
+          },
+        });
+        return;
+      }
+      this.#resumeRefused(
+        conn,
+        "elsewhere" in claim
+          ? resumeExpired("The server restarted while you were away, ending the run")
+          : claim,
+      );
     }
+    this.#admitNew(conn);
+  }
+
+  #resumeRefused(conn: Connection, claim: ResumeRefusal): void {
+    this.counters.resumeRefusals[claim.kind]++;
+    conn.resumeNotice = claim;
+    this.log("resume_refused", { conn: conn.id, kind: claim.kind, why: claim.text });
+  }
+
+  /** Places a connection that takes no session back: a new player, or a transfer's arrival. */
+  #admitNew(conn: Connection): void {
     // Draining: a player arriving with a transfer ticket is joining a run in progress here;
     // anyone else would start something this process is not going to see through.
     if (this.draining && conn.ticket === undefined) {
@@ -525,8 +589,13 @@ export class GameServer {
   #token(session: Session): string {
     const now = this.clock.now();
     session.tokenIssuedAtMs = now;
-    session.tokenExpiresAtMs = now + this.limits.resumeTokenTtlMs;
-    const claim: ResumeClaim = { s: session.sid, g: session.gen, e: this.#epoch };
+    session.tokenExpiresAtMs = Math.ceil(now + this.limits.resumeTokenTtlMs);
+    const claim: ResumeClaim = {
+      s: session.sid,
+      g: session.gen,
+      e: this.epoch,
+      p: this.processId,
+    };
     return this.#signer.sign(RESUME_PURPOSE, {
       payload: claim,
       expiresAtMs: session.tokenExpiresAtMs,
@@ -534,43 +603,49 @@ export class GameServer {
   }
 
   /**
-   * Which session a resume token takes back, or why none: the tag, the purpose and the
-   * expiry (the signer), this process life, a session still waiting, and the current
+   * Which session a resume token takes back, or why none: the tag and the purpose (the
+   * signer), then whose it is: another process's (in a cluster, the placer hands the
+   * client over; that process checks the rest on its own clock), an earlier life of this
+   * one (a restart), or this life's: the expiry, a session still waiting, and the current
    * generation (or the one before, until its successor's connection has spoken).
    */
   #resumeCheck(
     token: string,
-  ): { session: Session } | { kind: "expired" | "refused"; code: NoticeCode; text: string } {
+  ):
+    | { session: Session }
+    | { elsewhere: { processId: string; epoch: string } }
+    | ResumeRefusal {
     const refused = (why: string) => ({
       kind: "refused" as const,
       code: NoticeCode.ResumeRefused,
       text: `Your game could not be resumed (${why}): you are back in the hub.`,
     });
-    const expired = (why: string) => ({
-      kind: "expired" as const,
-      code: NoticeCode.ResumeExpired,
-      text: `${why}: you are back in the hub.`,
-    });
-    const check = this.#signer.verify<Partial<ResumeClaim>>(
-      RESUME_PURPOSE,
-      token,
-      this.clock.now(),
-    );
+    // The expiry is a time on the clock of the process that made the token (below).
+    const check = this.#signer.verify<Partial<ResumeClaim>>(RESUME_PURPOSE, token, -Infinity);
     if (!check.ok) {
-      return check.refusal === "expired" ? expired("Your resume token had expired") : refused(
+      return refused(
         `the token was ${check.refusal === "malformed" ? "malformed" : "not signed here"}`,
       );
     }
-    const { s, g, e } = check.payload ?? {};
-    if (typeof s !== "string" || typeof g !== "number" || typeof e !== "string") {
+    const { s, g, e, p } = check.payload ?? {};
+    if (
+      typeof s !== "string" || typeof g !== "number" || typeof e !== "string" ||
+      (p !== undefined && typeof p !== "string")
+    ) {
       return refused("the token was malformed");
     }
-    if (e !== this.#epoch) {
-      return expired("The server restarted while you were away, ending the run");
+    if (e !== this.epoch) {
+      const processId = p ?? this.processId;
+      return processId === this.processId
+        ? resumeExpired("The server restarted while you were away, ending the run")
+        : { elsewhere: { processId, epoch: e } };
+    }
+    if (!(this.clock.now() < check.expiresAtMs)) {
+      return resumeExpired("Your resume token had expired");
     }
     const session = this.#bySid.get(s);
     if (!session) {
-      return expired(
+      return resumeExpired(
         `You were away for more than ${
           Math.round(this.limits.resumeGraceMs / 1000)
         } s and the run went on without you`,

@@ -3,7 +3,8 @@
  * engines: three real game processes and a real redis-server (or one Deno KV
  * file), 12 bots over real WebSockets through the hub portal, dungeons spread
  * over at least two processes, a bot travelling hub (g1) → dungeon (elsewhere)
- * → hub (g1), and a process killed with SIGKILL leaving the registry within the
+ * → hub (g1) whose dropped link comes back through g2 and is handed over to g1 (the
+ * same ship), and a process killed with SIGKILL leaving the registry within the
  * heartbeat TTL while its players find a live hub by themselves (a resume there fails,
  * and the client goes back to where it first came in).
  */

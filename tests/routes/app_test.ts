@@ -276,7 +276,7 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 28, `README lists ${[...documented.keys()].join(", ")}`);
+  assert.equal(documented.size, 29, `README lists ${[...documented.keys()].join(", ")}`);
   const { clock, server, app } = setup();
   const player = new RawClient(server, "10.0.0.1");
   player.hello("Counted");

@@ -30,6 +30,11 @@ export interface ProcessRecord {
    */
   readonly tickMeanMs: number;
   readonly heartbeatAtMs: number;
+  /**
+   * Going away (a drain before a restart): nobody is placed there, but the sessions it
+   * still holds may be resumed there.
+   */
+  readonly draining?: boolean;
 }
 
 /** An instance as its host reports it. */
@@ -159,6 +164,11 @@ export class Registry {
     return (await this.#store.list("proc")).map((e) => e.value as ProcessRecord);
   }
 
+  /** One live process, or undefined. */
+  async process(id: string): Promise<ProcessRecord | undefined> {
+    return (await this.#store.get("proc", id))?.value as ProcessRecord | undefined;
+  }
+
   /** Live instances of live processes. */
   async instances(): Promise<InstanceRecord[]> {
     const [procs, insts] = await Promise.all([this.#store.list("proc"), this.#store.list("inst")]);
@@ -194,7 +204,9 @@ export class Registry {
         if (!procs.has(inst.processId)) continue;
         const filled = inst.players + heldSeats(seatsById.get(inst.id), { inst, nowMs });
         loads.set(inst.processId, (loads.get(inst.processId) ?? 0) + filled);
-        if (inst.kind !== req.kind || !inst.accepting) continue;
+        if (inst.kind !== req.kind || !inst.accepting || procs.get(inst.processId)!.draining) {
+          continue;
+        }
         if (req.world !== undefined && inst.world !== req.world) continue;
         if (filled + seatsWanted > req.capacity) continue;
         if (!best || better(req, { inst, filled }, best)) best = { inst, filled };

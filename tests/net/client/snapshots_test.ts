@@ -9,17 +9,22 @@ import { FOLD, worldByKey } from "../../../content/mod.ts";
 import { ClientRuntime } from "../../../net/client/runtime.ts";
 import { sample } from "../../../net/client/remote_view.ts";
 import {
+  ClientKind,
+  decodeClientMessage,
   encodeServerMessage,
   encodeWholeSnapshot,
+  MessageDecoder,
   MessageEncoder,
   PlayerFlag,
   PROTOCOL_VERSION,
   ServerKind,
   type SnapshotMsg,
+  splitFrame,
   StageCode,
 } from "../../../net/wire/mod.ts";
 
 const enc = new MessageEncoder();
+const dec = new MessageDecoder();
 const SELF = 1;
 const ALLY = 2;
 
@@ -124,4 +129,50 @@ Deno.test("sample() interpolates a ship between the snapshots around a tick", ()
   assert.deepEqual(sample(snaps, { id: ALLY, tick: 31 }), { x: 120, y: 690 });
   assert.deepEqual(sample(snaps, { id: ALLY, tick: 34.5 }), { x: 190, y: 655 });
   assert.deepEqual(sample(snaps, { id: ALLY, tick: 33 }), { x: 160, y: 670 });
+});
+
+const idle = () => ({ moveX: 0, moveY: 0, aim: 0, buttons: 0 });
+
+Deno.test("a snapshot newer than the client's tick gives input a view lag of 0, not a negative one", () => {
+  const sent: Uint8Array[] = [];
+  const rt = new ClientRuntime({ send: (d) => sent.push(d) });
+  rt.hello("Ada", 0);
+  rt.receive(
+    encodeServerMessage(enc, {
+      kind: ServerKind.Welcome,
+      version: PROTOCOL_VERSION,
+      playerId: SELF,
+      resume: "token",
+      graceMs: 15_000,
+    }),
+    0,
+  );
+  rt.receive(
+    encodeServerMessage(enc, {
+      kind: ServerKind.Enter,
+      instanceId: "dungeon-1",
+      worldId: worldByKey(FOLD.key).id,
+      tick: 0,
+      reason: 1,
+      roster: [{ id: SELF, name: "Ada" }, { id: ALLY, name: "Bo" }],
+      stage: StageCode.waves,
+      bullets: [],
+    }),
+    0,
+  );
+  rt.receive(snapshot(2, { selfX: 500, x: 400 }), 100);
+  rt.update(100, idle);
+  // The server's next snapshot names a tick the client has not reached yet (a jittery
+  // link, a clock estimate a little behind).
+  const ahead = rt.clientTick + 2;
+  rt.receive(snapshot(ahead, { selfX: 500, x: 400 }), 101);
+  const before = sent.length;
+  rt.update(101, idle);
+  rt.update(150, idle);
+  const frames = sent.slice(before).flatMap((f) => splitFrame(f, { maxMessages: 16 }))
+    .map((m) => decodeClientMessage(dec, m))
+    .flatMap((m) => m.kind === ClientKind.Input ? m.frames : []);
+  assert.ok(frames.length > 0, "input went out");
+  assert.ok(frames.some((f) => f.tick < ahead), "frames for ticks before the snapshot's");
+  for (const f of frames) assert.ok((f.viewLag ?? 0) >= 0, `tick ${f.tick}: lag ${f.viewLag}`);
 });

@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { CONTENT_HASH, HUB } from "../../../content/mod.ts";
 import { ClusterNode } from "../../../net/server/cluster.ts";
+import { renderMetrics } from "../../../net/server/metrics.ts";
 import { MemoryStore, Registry } from "../../../net/server/registry/mod.ts";
 import { ManualClock } from "../../../net/server/scheduler.ts";
 import { GameServer } from "../../../net/server/server.ts";
@@ -20,6 +21,8 @@ import {
   CloseCode,
   type EnterMsg,
   EnterReason,
+  NoticeCode,
+  type NoticeMsg,
   PROTOCOL_VERSION,
   ServerKind,
   type TransferMsg,
@@ -59,6 +62,8 @@ class Cluster {
       instancePrefix: `${id}/`,
       processId: id,
       limits: { maxConnectionsPerIp: 1000 },
+      // Every process of a cluster shares TOKEN_SECRET: resume tokens verify anywhere.
+      tokenSecret: SECRET,
     });
     const node = new ClusterNode(server, {
       registry: this.registry,
@@ -96,6 +101,19 @@ class Cluster {
     return c;
   }
 
+  /** A player coming back to `proc` with a resume token (a load balancer chose `proc`). */
+  resumeAt(proc: Proc, opts: { name: string; token: string }): RawClient {
+    const c = new RawClient(proc.server, `10.1.0.${this.#ip++}`);
+    c.send(encodeClientMessage(new MessageEncoder(), {
+      kind: ClientKind.Hello,
+      version: PROTOCOL_VERSION,
+      name: opts.name,
+      content: CONTENT_HASH,
+      resume: opts.token,
+    }));
+    return c;
+  }
+
   procOf(url: string): Proc {
     const p = this.procs.find((p) => url === `ws://${p.id}.test:8000/ws`);
     assert.ok(p, `no process answers ${url}`);
@@ -117,6 +135,19 @@ async function settle(): Promise<void> {
 
 function lastEnter(c: RawClient): EnterMsg | undefined {
   return c.transport.messages().filter((m): m is EnterMsg => m.kind === ServerKind.Enter).at(-1);
+}
+
+/** The newest resume token the server gave `c` (its Welcome, or a Token since). */
+function tokenOf(c: RawClient): string {
+  const token = c.transport.messages().flatMap((m) =>
+    m.kind === ServerKind.Welcome || m.kind === ServerKind.Token ? [m.resume] : []
+  ).at(-1);
+  assert.ok(token, "the Welcome carried a resume token");
+  return token;
+}
+
+function noticesOf(c: RawClient): NoticeMsg[] {
+  return c.transport.messages().filter((m): m is NoticeMsg => m.kind === ServerKind.Notice);
 }
 
 function transferOf(c: RawClient): TransferMsg | undefined {
@@ -222,6 +253,125 @@ Deno.test("a ticket is admitted once; forged, expired and misdirected ones get 4
 
   assert.equal(bystander.conn.state, "playing");
   assert.equal(bystander.transport.closedWith, undefined);
+  await cluster.stop();
+});
+
+Deno.test("a resume the load balancer gives another process is handed over to the one holding the session", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  const ann = cluster.join(a, "Ann");
+  await cluster.run(50);
+  const id = ann.playerId;
+  const token = tokenOf(ann);
+  ann.hangUp("1006", "link lost");
+  await cluster.run(1000);
+  assert.equal(a.server.playerCount, 1, "Ann's ship waits on A for her resume");
+
+  const atB = cluster.resumeAt(b, { name: "Ann", token });
+  await cluster.run(50);
+  const t = transferOf(atB);
+  assert.ok(t, "B hands the resume over");
+  assert.equal(t.url, "ws://a.test:8000/ws");
+  assert.equal(t.reason, EnterReason.Resume);
+  assert.equal(t.ticket, token, "the token itself travels: A checks it as any resume");
+  assert.equal(atB.transport.closedWith?.code, CloseCode.Transferred);
+  assert.equal(atB.transport.messages().some((m) => m.kind === ServerKind.Welcome), false);
+  assert.equal(b.server.playerCount, 0, "nothing of Ann was made on B");
+  assert.equal(b.node.stats.resumesForwarded, 1);
+  assert.match(renderMetrics(b.server), /^bh_resumes_forwarded_total(\{[^}]*\})? 1$/m);
+
+  const back = cluster.resumeAt(a, { name: "Ann", token: t.ticket });
+  const enter = lastEnter(back);
+  assert.equal(enter?.reason, EnterReason.Resume);
+  assert.equal(enter?.instanceId, "a/hub");
+  assert.equal(back.playerId, id, "the same player id");
+  assert.equal(a.server.counters.resumes, 1);
+  assert.deepEqual(noticesOf(back), [], "no notice: nothing was lost");
+
+  // Forwarded or not, a token is single-use: once the resumed connection has spoken, a
+  // replay through B comes to A and is refused there.
+  back.ping();
+  const replay = cluster.resumeAt(b, { name: "Thief", token });
+  await cluster.run(50);
+  const thief = cluster.resumeAt(a, { name: "Thief", token: transferOf(replay)!.ticket });
+  assert.equal(noticesOf(thief)[0]?.code, NoticeCode.ResumeRefused);
+  assert.match(noticesOf(thief)[0].text, /already used/);
+  assert.notEqual(thief.playerId, id);
+  assert.equal(back.conn.state, "playing", "Ann plays on");
+  await cluster.stop();
+});
+
+Deno.test("a resume for a process that restarted or left starts afresh where it landed, told why", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  const ann = cluster.join(a, "Ann");
+  await cluster.run(50);
+  const token = tokenOf(ann);
+  // A goes for good (its record withdrawn, as a stop does).
+  await a.node.stop({ withdrawWithinMs: 10 });
+  a.server.shutdown("test over");
+  const atB = cluster.resumeAt(b, { name: "Ann", token });
+  await cluster.run(50);
+  assert.equal(transferOf(atB), undefined, "no hand-over to a process that is gone");
+  assert.equal(atB.conn.state, "playing");
+  assert.equal(lastEnter(atB)?.instanceId, "b/hub", "a fresh start in B's hub");
+  const [notice] = noticesOf(atB);
+  assert.equal(notice?.code, NoticeCode.ResumeExpired);
+  assert.match(notice.text, /server that held your game has stopped/);
+  assert.equal(b.server.counters.resumeRefusals.expired, 1);
+  assert.equal(b.node.stats.resumesForwarded, 0);
+
+  // A process id that came back as a new life (a restart) voids the old life's tokens.
+  const a2 = await cluster.add("a");
+  await cluster.run(50);
+  assert.notEqual(a2.node.boot, a.node.boot);
+  const again = cluster.resumeAt(b, { name: "Ann2", token });
+  await cluster.run(50);
+  assert.equal(transferOf(again), undefined, "not handed to the new life");
+  assert.equal(noticesOf(again)[0]?.code, NoticeCode.ResumeExpired);
+  // And the new life itself says the run ended with the restart.
+  const atA2 = cluster.resumeAt(a2, { name: "Ann3", token });
+  assert.match(noticesOf(atA2)[0]?.text ?? "", /server restarted while you were away/);
+  await cluster.stop();
+});
+
+Deno.test("a draining process places nobody, yet a resume of one of its runs is still handed to it", async () => {
+  const cluster = new Cluster();
+  const a = await cluster.add("a");
+  const b = await cluster.add("b");
+  const bob = cluster.join(b, "Bob");
+  const ann = cluster.join(b, "Ann");
+  await cluster.run(50);
+  onPortal(ann);
+  await cluster.run(50);
+  // B holds two players, A none: A takes Ann's dungeon.
+  const t = transferOf(ann)!;
+  assert.equal(t.url, "ws://a.test:8000/ws");
+  const fighter = cluster.join(a, "Ann", t.ticket);
+  const dungeon = lastEnter(fighter)!.instanceId;
+  const token = tokenOf(fighter);
+
+  a.server.drain();
+  await a.node.drain();
+  const rec = (await cluster.registry.processes()).find((p) => p.id === "a");
+  assert.equal(rec?.draining, true, "A stays in the registry, announced as draining");
+  assert.equal(rec?.capacity, 0);
+
+  onPortal(bob);
+  await cluster.run(50);
+  assert.equal(transferOf(bob), undefined, "Bob's dungeon is not put on draining A");
+  assert.match(bob.conn.instance?.id ?? "", /^b\/dungeon-/);
+
+  fighter.hangUp("1006", "link lost");
+  await cluster.run(200);
+  const atB = cluster.resumeAt(b, { name: "Ann", token });
+  await cluster.run(50);
+  assert.equal(transferOf(atB)?.url, "ws://a.test:8000/ws", "handed back to draining A");
+  const back = cluster.resumeAt(a, { name: "Ann", token });
+  assert.equal(lastEnter(back)?.reason, EnterReason.Resume);
+  assert.equal(lastEnter(back)?.instanceId, dungeon, "back in her run in progress");
   await cluster.stop();
 });
 
