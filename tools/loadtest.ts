@@ -187,7 +187,12 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       // The SIGTERM at the end stops it at once, whatever a bot left behind.
       DRAIN_SECONDS: "0",
       MAX_CONNECTIONS: "10000",
+      // Every bot comes from 127.0.0.1: lift the per-address caps (the front door's TCP
+      // cap, the game's connection cap and its connect rate), not the front door itself.
       MAX_CONNECTIONS_PER_IP: "10000",
+      MAX_HTTP_CONNECTIONS_PER_IP: "100000",
+      CONNECT_BURST_PER_IP: "100000",
+      CONNECTS_PER_SEC_PER_IP: "100000",
       HUB_CAPACITY: "10000",
     },
     stdout: "null",
