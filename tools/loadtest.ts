@@ -17,11 +17,14 @@
  * say how busy it was when you quote them.
  */
 import { freePort } from "./redis_server.ts";
+import { recordProfile, selfTimes } from "./cpu_profile.ts";
 
 interface Args {
   readonly crowd: number;
   readonly steps: readonly number[];
   readonly windowS: number;
+  /** Where to write a CPU profile of the server for each window (its top functions go to stderr). */
+  readonly profileDir: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -30,6 +33,7 @@ function parseArgs(argv: readonly string[]): Args {
     crowd: Number(get("crowd") ?? 200),
     steps: (get("steps") ?? "10,25,50,100,150,200,250,300").split(",").map(Number),
     windowS: Number(get("window") ?? 10),
+    profileDir: get("profile"),
   };
 }
 
@@ -172,9 +176,11 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const pinned = await hasTaskset();
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
+  const inspect = args.profileDir ? `127.0.0.1:${freePort()}` : undefined;
   const { cmd, args: serverArgs } = command(pinned ? "0" : undefined, [
     "run",
     "-A",
+    ...(inspect ? [`--inspect=${inspect}`] : []),
     new URL("../main.ts", import.meta.url).pathname,
   ]);
   const server = new Deno.Command(cmd, {
@@ -218,7 +224,18 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       await bots.report(); // opens the window
       const before = await serverFigures(base);
       const cpuBefore = await cpuMs(server.pid);
-      await new Promise((r) => setTimeout(r, args.windowS * 1000));
+      const window = new Promise((r) => setTimeout(r, args.windowS * 1000));
+      if (inspect && args.profileDir) {
+        const profile = await recordProfile(inspect, { seconds: args.windowS - 1 });
+        const name = `${args.profileDir}/${phase}-${results.length}.cpuprofile`;
+        await Deno.mkdir(args.profileDir, { recursive: true });
+        await Deno.writeTextFile(name, JSON.stringify(profile));
+        console.error(`loadtest: ${name}, the server's top functions by self time:`);
+        for (const f of selfTimes(profile).slice(0, 25)) {
+          console.error(`  ${(f.selfShare * 100).toFixed(1).padStart(5)} %  ${f.where}`);
+        }
+      }
+      await window;
       const bot = await bots.report();
       const after = await serverFigures(base);
       const cpuAfter = await cpuMs(server.pid);

@@ -37,10 +37,13 @@ import {
 } from "../wire/codec.ts";
 import { VolleyDictionary } from "../wire/volley_codec.ts";
 import {
+  bossUnits,
   encodeSnapshotBody,
+  enemyUnits,
+  playerUnits,
   SnapshotHistory,
   type SnapshotUnits,
-  toSnapshotUnits,
+  unitsFromRows,
 } from "../wire/snapshot_delta.ts";
 import {
   EnterReason,
@@ -48,7 +51,6 @@ import {
   type NetEvent,
   Outcome,
   PlayerFlag,
-  type PlayerSnap,
   type ResultsMsg,
   RunStatusCode,
   ServerKind,
@@ -438,7 +440,12 @@ export class Instance {
 
   #sendSnapshots(tick: number): void {
     const world = this.world;
-    const players: PlayerSnap[] = [];
+    // A crowd: each member gets the ships nearest to its own (the roster counts the rest),
+    // so a member's cost stays flat however many share the hub; its snapshots go out on its
+    // slot of the interval. Otherwise every member gets the same world.
+    const crowded = world.players.size > INTEREST_PLAYERS;
+    const players: { id: number; x: number; y: number; row: number[] }[] = [];
+    const rows: number[][] = [];
     for (const p of world.players.values()) {
       let flags = p.status === "active"
         ? PlayerFlag.Active
@@ -451,7 +458,7 @@ export class Instance {
       if (p.buttons & Button.Fire) flags |= PlayerFlag.Firing;
       if (p.escapeTicks > 0) flags |= PlayerFlag.Channelling;
       if (p.away) flags |= PlayerFlag.Away;
-      players.push({
+      const row = playerUnits({
         id: p.id,
         x: p.x,
         y: p.y,
@@ -460,25 +467,26 @@ export class Instance {
         flags,
         escape: Math.min(255, Math.round((p.escapeTicks / world.def.player.escapeTicks) * 255)),
       });
+      rows.push(row);
+      if (crowded) players.push({ id: p.id, x: p.x, y: p.y, row });
     }
-    const enemies = world.enemies.map((e) => ({
-      id: e.id,
-      kind: e.def.id,
-      x: e.x,
-      y: e.y,
-      hp: e.hp,
-    }));
+    // Every row is in wire units once per tick, however many members get it.
+    const enemies = world.enemies.map((e) =>
+      enemyUnits({ id: e.id, kind: e.def.id, x: e.x, y: e.y, hp: e.hp })
+    );
     const b = world.boss;
     const boss = b
-      ? { bossId: b.def.id, hp: b.hp, maxHp: b.maxHp, phase: b.phase, folding: b.foldTicks > 0 }
+      ? bossUnits({
+        bossId: b.def.id,
+        hp: b.hp,
+        maxHp: b.maxHp,
+        phase: b.phase,
+        folding: b.foldTicks > 0,
+      })
       : null;
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
-    // A crowd: each member gets the ships nearest to its own (the roster counts the rest),
-    // so a member's cost stays flat however many share the hub; its snapshots go out on its
-    // slot of the interval. Otherwise every member gets the same world.
-    const crowd = players.length > INTEREST_PLAYERS;
-    const everyone = crowd ? undefined : toSnapshotUnits({ ...shared, players });
-    const byId = new Map(players.map((p) => [p.id, p]));
+    const everyone = crowded ? undefined : unitsFromRows({ ...shared, players: rows });
+    const byId = crowded ? new Map(players.map((p) => [p.id, p])) : undefined;
     const slot = tick % TICKS_PER_SNAPSHOT;
     // Each member gets the changes since a snapshot it holds: the last one sent on an
     // ordered stream, the newest it acknowledged over datagrams (lost ones never are).
@@ -489,10 +497,10 @@ export class Instance {
       if (!units) {
         if (m.slot !== slot) continue;
         const near = nearestPlayers(players, {
-          self: byId.get(m.peer.playerId),
+          self: byId!.get(m.peer.playerId),
           max: INTEREST_PLAYERS,
         });
-        units = toSnapshotUnits({ ...shared, players: near });
+        units = unitsFromRows({ ...shared, players: near.map((p) => p.row) });
       }
       const acked = m.peer.datagrams || (m.peer.consumeResync?.() ?? false);
       const base = acked ? m.sent.get(m.peer.snapshotAck ?? -1) : m.sent.newest;

@@ -62,6 +62,19 @@ export class ByteWriter {
     this.#view.setFloat64(at, v, true);
   }
 
+  /** The byte at `at` (already written). */
+  getU8(at: number): number {
+    return this.#buf[at];
+  }
+
+  /** Overwrites the byte at `at` (already written): a field whose value is known later. */
+  setU8(at: number, v: number): void {
+    if (at < 0 || at >= this.length) {
+      throw new RangeError(`Cannot set byte ${at} of ${this.length}`);
+    }
+    this.#buf[at] = v;
+  }
+
   /** Unsigned LEB128: 1 byte below 128, 2 below 16384, up to 5 for a uint32. */
   varuint(v: number): void {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {

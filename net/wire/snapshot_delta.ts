@@ -19,7 +19,7 @@
  */
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import { encodeSnapshot, type MessageEncoder } from "./codec.ts";
-import { type RecordTable, toUnits, WIRE_TYPES } from "./fields.ts";
+import { type RecordTable, toUnits, WIRE_TYPES, type WireType } from "./fields.ts";
 import {
   type BossSnap,
   ENEMY_SNAP,
@@ -53,33 +53,80 @@ const ENEMY_NAMES = Object.keys(ENEMY_SNAP) as (keyof typeof ENEMY_SNAP)[];
 /** Fields whose units wrap around (a turn): their delta is the shortest way round. */
 const WRAPS: ReadonlySet<string> = new Set(["aim"]);
 
+/** Each field's name in errors ("snapshot player x"), made once rather than per row. */
+function whatNames(names: readonly string[], what: string): readonly string[] {
+  return names.map((n) => `${what} ${n}`);
+}
+
+const PLAYER_WHAT = whatNames(PLAYER_NAMES, "snapshot player");
+const ENEMY_WHAT = whatNames(ENEMY_NAMES, "snapshot enemy");
+
 function rowUnits<T extends RecordTable>(
   table: T,
-  names: readonly string[],
-  rec: object,
-  what: string,
-) {
-  return names.map((n) => toUnits((rec as Record<string, number>)[n], table[n], `${what} ${n}`));
+  opts: { names: readonly string[]; what: readonly string[]; rec: object },
+): number[] {
+  const { names, what } = opts;
+  const rec = opts.rec as Record<string, number>;
+  const row = new Array<number>(names.length);
+  for (let f = 0; f < names.length; f++) row[f] = toUnits(rec[names[f]], table[names[f]], what[f]);
+  return row;
 }
 
 const byId = (a: readonly number[], b: readonly number[]) => a[0] - b[0];
+
+/** One player's snapshot row in wire units (the server rounds here, once). */
+export function playerUnits(p: PlayerSnap): number[] {
+  return rowUnits(PLAYER_SNAP, { names: PLAYER_NAMES, what: PLAYER_WHAT, rec: p });
+}
+
+/** One enemy's snapshot row in wire units. */
+export function enemyUnits(e: EnemySnap): number[] {
+  return rowUnits(ENEMY_SNAP, { names: ENEMY_NAMES, what: ENEMY_WHAT, rec: e });
+}
+
+/** The boss's snapshot row: [bossId, hp, maxHp, phase, folding]. */
+export function bossUnits(b: BossSnap): number[] {
+  return [b.bossId, Math.max(0, Math.ceil(b.hp)), b.maxHp, b.phase, b.folding ? 1 : 0];
+}
+
+/**
+ * A snapshot from rows already in wire units (playerUnits, enemyUnits), put in id order:
+ * the change bits are positional, so both sides must hold a baseline's rows in the same
+ * order. The row arrays are copied; the rows themselves are shared (never changed).
+ */
+export function unitsFromRows(
+  s: {
+    tick: number;
+    stage: number;
+    wave: number;
+    players: readonly (readonly number[])[];
+    enemies: readonly (readonly number[])[];
+    boss: readonly number[] | null;
+  },
+): SnapshotUnits {
+  return {
+    tick: s.tick,
+    stage: s.stage,
+    wave: s.wave,
+    players: [...s.players].sort(byId),
+    enemies: [...s.enemies].sort(byId),
+    boss: s.boss,
+  };
+}
 
 /**
  * The state in wire units (the server rounds here, once), rows in id order: the change
  * bits are positional, so both sides must hold a baseline's rows in the same order.
  */
 export function toSnapshotUnits(s: SnapshotState): SnapshotUnits {
-  const b = s.boss;
-  return {
+  return unitsFromRows({
     tick: s.tick,
     stage: s.stage,
     wave: s.wave,
-    players: s.players.map((p) => rowUnits(PLAYER_SNAP, PLAYER_NAMES, p, "snapshot player"))
-      .sort(byId),
-    enemies: s.enemies.map((e) => rowUnits(ENEMY_SNAP, ENEMY_NAMES, e, "snapshot enemy"))
-      .sort(byId),
-    boss: b ? [b.bossId, Math.max(0, Math.ceil(b.hp)), b.maxHp, b.phase, b.folding ? 1 : 0] : null,
-  };
+    players: s.players.map(playerUnits),
+    enemies: s.enemies.map(enemyUnits),
+    boss: s.boss ? bossUnits(s.boss) : null,
+  });
 }
 
 function fromRow<T extends RecordTable>(
@@ -121,12 +168,6 @@ function wrapDelta(d: number, bits: number): number {
   return ((((d + half) % span) + span) % span) - half;
 }
 
-/** The change from `a` to `b` in one field (shortest way round for a turn). */
-function fieldDelta(name: string, table: RecordTable, a: number, b: number): number {
-  if (!WRAPS.has(name)) return b - a;
-  return wrapDelta(b - a, WIRE_TYPES[table[name].type].bytes * 8);
-}
-
 function applyDelta(name: string, table: RecordTable, a: number, d: number): number {
   const t = WIRE_TYPES[table[name].type];
   const v = WRAPS.has(name) ? (((a + d) % (t.max + 1)) + t.max + 1) % (t.max + 1) : a + d;
@@ -136,48 +177,80 @@ function applyDelta(name: string, table: RecordTable, a: number, d: number): num
   return v;
 }
 
+/** Per field of a table (table order): its wire type, and whether it wraps (a turn). */
+function fieldInfo(table: RecordTable, names: readonly string[]) {
+  return {
+    types: names.map((n) => table[n].type),
+    wrapBits: names.map((n) => WRAPS.has(n) ? WIRE_TYPES[table[n].type].bytes * 8 : 0),
+  };
+}
+
+const PLAYER_FIELDS = fieldInfo(PLAYER_SNAP, PLAYER_NAMES);
+const ENEMY_FIELDS = fieldInfo(ENEMY_SNAP, ENEMY_NAMES);
+
+/**
+ * One entity section: a merge of two id-ordered row lists, written straight into `w`
+ * (no per-row arrays or maps: the server runs this for every recipient of every
+ * snapshot).
+ */
 function writeEntities(
   w: ByteWriter,
   opts: {
-    table: RecordTable;
-    names: readonly string[];
+    fields: { types: readonly WireType[]; wrapBits: readonly number[] };
     cur: readonly (readonly number[])[];
     base: readonly (readonly number[])[];
   },
 ): void {
-  const { table, names, cur, base } = opts;
-  const now = new Map(cur.map((r) => [r[0], r]));
-  const bits = new Uint8Array(Math.ceil(base.length / 8));
-  const bodies: { mask: number; deltas: number[] }[] = [];
-  const known = new Set<number>();
-  base.forEach((old, i) => {
-    known.add(old[0]);
-    const row = now.get(old[0]);
-    if (!row) {
-      bits[i >> 3] |= 1 << (i & 7);
-      bodies.push({ mask: 0, deltas: [] });
-      return;
+  const { fields, cur, base } = opts;
+  const { types, wrapBits } = fields;
+  const n = types.length;
+  for (let k = 1; k < cur.length; k++) {
+    if (cur[k][0] <= cur[k - 1][0]) {
+      throw new CodecError("Cannot encode snapshot: rows out of id order");
     }
-    let mask = 0;
-    const deltas: number[] = [];
-    for (let f = 1; f < names.length; f++) {
-      if (row[f] === old[f]) continue;
-      mask |= 1 << (f - 1);
-      deltas.push(fieldDelta(names[f], table, old[f], row[f]));
-    }
-    if (mask === 0) return;
-    bits[i >> 3] |= 1 << (i & 7);
-    bodies.push({ mask, deltas });
-  });
-  for (const b of bits) w.u8(b);
-  for (const b of bodies) {
-    w.u8(b.mask);
-    for (const d of b.deltas) w.varint(d);
   }
-  const added = cur.filter((r) => !known.has(r[0]));
-  w.varuint(added.length);
-  for (const row of added) {
-    names.forEach((n, f) => writeUnits(w, table[n].type, row[f]));
+  // The change bits come first: reserved here, filled in as the walk finds changes.
+  const bitsAt = w.length;
+  for (let k = 0; k < Math.ceil(base.length / 8); k++) w.u8(0);
+  let j = 0;
+  let added = 0;
+  let lastId = -1;
+  for (let i = 0; i < base.length; i++) {
+    const old = base[i];
+    if (old[0] <= lastId) throw new CodecError("Cannot encode snapshot: rows out of id order");
+    lastId = old[0];
+    while (j < cur.length && cur[j][0] < old[0]) {
+      j++;
+      added++;
+    }
+    const row = j < cur.length && cur[j][0] === old[0] ? cur[j] : undefined;
+    if (!row) {
+      w.setU8(bitsAt + (i >> 3), w.getU8(bitsAt + (i >> 3)) | (1 << (i & 7)));
+      w.u8(0); // it left
+      continue;
+    }
+    j++;
+    let mask = 0;
+    for (let f = 1; f < n; f++) if (row[f] !== old[f]) mask |= 1 << (f - 1);
+    if (mask === 0) continue;
+    w.setU8(bitsAt + (i >> 3), w.getU8(bitsAt + (i >> 3)) | (1 << (i & 7)));
+    w.u8(mask);
+    for (let f = 1; f < n; f++) {
+      if (row[f] === old[f]) continue;
+      const d = row[f] - old[f];
+      w.varint(wrapBits[f] === 0 ? d : wrapDelta(d, wrapBits[f]));
+    }
+  }
+  added += cur.length - j;
+  w.varuint(added);
+  if (added === 0) return;
+  // The new ones, whole, in id order: those between the baseline's ids and after them.
+  let b = 0;
+  for (let k = 0; k < cur.length; k++) {
+    const row = cur[k];
+    while (b < base.length && base[b][0] < row[0]) b++;
+    if (b < base.length && base[b][0] === row[0]) continue;
+    for (let f = 0; f < n; f++) writeUnits(w, types[f], row[f]);
   }
 }
 
@@ -274,15 +347,10 @@ export function encodeSnapshotBody(
   if (sections & Section.Stage) w.u8(cur.stage);
   if (sections & Section.Wave) w.u8(cur.wave);
   if (sections & Section.Players) {
-    writeEntities(w, {
-      table: PLAYER_SNAP,
-      names: PLAYER_NAMES,
-      cur: cur.players,
-      base: b.players,
-    });
+    writeEntities(w, { fields: PLAYER_FIELDS, cur: cur.players, base: b.players });
   }
   if (sections & Section.Enemies) {
-    writeEntities(w, { table: ENEMY_SNAP, names: ENEMY_NAMES, cur: cur.enemies, base: b.enemies });
+    writeEntities(w, { fields: ENEMY_FIELDS, cur: cur.enemies, base: b.enemies });
   }
   if (sections & Section.Boss) {
     if (cur.boss === null) {
