@@ -374,7 +374,7 @@ export function encodeSnapshot(
   enc: MessageEncoder,
   msg: Omit<SnapshotWireMsg, "kind">,
 ): Uint8Array {
-  const fields: unknown[] = [
+  const fields: (number | Uint8Array)[] = [
     ServerKind.Snapshot,
     msg.tick,
     msg.tick - msg.ackTick,
@@ -383,7 +383,72 @@ export function encodeSnapshot(
     msg.body,
   ];
   if (msg.epoch !== undefined) fields.push(msg.epoch);
-  return enc.encodeValue(fields);
+  // The hottest message there is (one per recipient, 20 a second): written by hand, the
+  // very bytes cbor-x writes (tests/net/wire/codec_test.ts compares them), in one buffer.
+  return packSnapshotCbor(fields) ?? enc.encodeValue(fields);
+}
+
+/** Bytes of a CBOR head for an argument (undefined: too large for this path). */
+function cborHeadBytes(n: number): number | undefined {
+  return n < 24 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : n <= MAX_UINT32 ? 5 : undefined;
+}
+
+function writeCborHead(out: Uint8Array, opts: { at: number; major: number; n: number }): number {
+  const { at, major, n } = opts;
+  const m = major << 5;
+  if (n < 24) {
+    out[at] = m | n;
+    return at + 1;
+  }
+  if (n < 0x100) {
+    out[at] = m | 24;
+    out[at + 1] = n;
+    return at + 2;
+  }
+  if (n < 0x10000) {
+    out[at] = m | 25;
+    out[at + 1] = n >> 8;
+    out[at + 2] = n & 0xff;
+    return at + 3;
+  }
+  out[at] = m | 26;
+  out[at + 1] = (n >>> 24) & 0xff;
+  out[at + 2] = (n >>> 16) & 0xff;
+  out[at + 3] = (n >>> 8) & 0xff;
+  out[at + 4] = n & 0xff;
+  return at + 5;
+}
+
+/**
+ * A CBOR array of integers and byte strings, or undefined when a value is not an
+ * integer within ±2³² (cbor-x then writes it its own way).
+ */
+function packSnapshotCbor(fields: readonly (number | Uint8Array)[]): Uint8Array | undefined {
+  let size = 1;
+  for (const v of fields) {
+    if (typeof v === "number") {
+      if (!Number.isInteger(v)) return undefined;
+      const head = cborHeadBytes(v < 0 ? -1 - v : v);
+      if (head === undefined) return undefined;
+      size += head;
+    } else {
+      const head = cborHeadBytes(v.byteLength);
+      if (head === undefined) return undefined;
+      size += head + v.byteLength;
+    }
+  }
+  const out = new Uint8Array(size);
+  let at = writeCborHead(out, { at: 0, major: 4, n: fields.length });
+  for (const v of fields) {
+    if (typeof v === "number") {
+      at = writeCborHead(out, v < 0 ? { at, major: 1, n: -1 - v } : { at, major: 0, n: v });
+    } else {
+      at = writeCborHead(out, { at, major: 2, n: v.byteLength });
+      out.set(v, at);
+      at += v.byteLength;
+    }
+  }
+  return out;
 }
 
 /**
