@@ -8,6 +8,7 @@ import { CONTENT } from "../content/mod.ts";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { Choice, Outcome, RunStatusCode } from "../net/wire/mod.ts";
 import { TICK_S } from "../sim/mod.ts";
+import type { ReconnectReason } from "../net/client/connect.ts";
 import type { Game } from "./game.ts";
 import { Hud } from "./hud.tsx";
 import { TouchControls } from "./touch_controls.tsx";
@@ -28,7 +29,9 @@ export function App({ game }: { game: Game }) {
       )}
       {inGame && <Hud game={game} />}
       {screen === "playing" && game.results.value && <ResultsScreen game={game} />}
-      {screen === "playing" && game.reconnecting.value && <ReconnectingBanner />}
+      {screen === "playing" && game.reconnecting.value && (
+        <ReconnectingBanner why={game.reconnecting.value} />
+      )}
       {(screen === "connect" || screen === "connecting") && <ConnectScreen game={game} />}
       {screen === "disconnected" && <DisconnectedScreen game={game} />}
     </>
@@ -92,13 +95,31 @@ function ConnectScreen({ game }: { game: Game }) {
   );
 }
 
-/** Over the frozen game while the link is being taken back: no click needed. */
-function ReconnectingBanner() {
+/**
+ * Over the frozen game while the link is being taken back, or while the server
+ * restarts: no click needed either way.
+ */
+function ReconnectingBanner({ why }: { why: ReconnectReason }) {
   return (
     <div class="overlay reconnecting" role="status" aria-live="polite">
-      <div class="card" data-testid="reconnecting">
-        <h2>Reconnecting…</h2>
-        <p class="reason">The connection dropped. Your ship is waiting, safe, where you left it.</p>
+      <div class="card" data-testid="reconnecting" data-why={why}>
+        {why === "restart"
+          ? (
+            <>
+              <h2>Server restarting — reconnecting…</h2>
+              <p class="reason">
+                The server is restarting for an update. You will be back in a moment, by yourself.
+              </p>
+            </>
+          )
+          : (
+            <>
+              <h2>Reconnecting…</h2>
+              <p class="reason">
+                The connection dropped. Your ship is waiting, safe, where you left it.
+              </p>
+            </>
+          )}
       </div>
     </div>
   );

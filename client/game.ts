@@ -11,6 +11,7 @@ import {
   connectClient,
   fetchServerAddress,
   type GameClient,
+  type ReconnectReason,
 } from "../net/client/mod.ts";
 import {
   Choice,
@@ -88,8 +89,11 @@ export class Game {
   readonly calm = signal(false);
   /** The touch focus toggle. */
   readonly focusOn = signal(false);
-  /** The link dropped and the game is taking its session back ("reconnecting…"). */
-  readonly reconnecting = signal(false);
+  /**
+   * Why the game is reconnecting by itself, or null: its link dropped ("link": the
+   * session waits), or the server is restarting ("restart": back once it is up).
+   */
+  readonly reconnecting = signal<ReconnectReason | null>(null);
   readonly #pageUrl: string;
   readonly #webSocketOnly: boolean;
   readonly #storage: Storage | undefined;
@@ -225,7 +229,7 @@ export class Game {
     this.#stopLoops();
     this.#client?.close(1000, "reconnecting");
     this.#client = undefined;
-    this.reconnecting.value = false;
+    this.reconnecting.value = null;
     this.error.value = "";
     this.screen.value = "connecting";
     this.hud.reset();
@@ -254,13 +258,13 @@ export class Game {
         if (n.code !== NoticeCode.Draining) this.#notice = n.text;
         else this.hud.toast(n.text, { nowMs: performance.now(), tone: "warn", forMs: 10_000 });
       },
-      onReconnecting: () => this.reconnecting.value = true,
-      onResumed: () => this.reconnecting.value = false,
+      onReconnecting: (why) => this.reconnecting.value = why,
+      onResumed: () => this.reconnecting.value = null,
     });
     this.#client = client;
     client.closed.then(() => {
       if (this.#client !== client) return; // an older socket, already replaced
-      this.reconnecting.value = false;
+      this.reconnecting.value = null;
       if (!this.#leaving) safeRemove(this.#tabStorage, RESUME_KEY);
       this.#stopLoops();
       const rt = client.runtime;

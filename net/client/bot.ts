@@ -4,7 +4,13 @@
  * and records what it was told by the server so a smoke run can assert on it.
  */
 import { type InputSample } from "./runtime.ts";
-import { connectClient, type GameClient, type ServerAddress } from "./connect.ts";
+import {
+  type ClientOptions,
+  connectClient,
+  type GameClient,
+  type ReconnectReason,
+  type ServerAddress,
+} from "./connect.ts";
 import { think } from "../../sim/pilot.ts";
 import type { EnterReason, EventName, NetEvent, NoticeMsg, SnapshotMsg } from "../wire/protocol.ts";
 import { CONTENT } from "../../content/mod.ts";
@@ -20,8 +26,8 @@ export interface BotLog {
   peakReplicaBullets: number;
   /** What the server let it know (a resume that failed, a restart coming). */
   notices: NoticeMsg[];
-  /** When its link dropped and when it was back (ms, the bot's clock). */
-  drops: { lostAtMs: number; backAtMs?: number }[];
+  /** When its link dropped (or the server restarted) and when it was back (ms, the bot's clock). */
+  drops: { lostAtMs: number; why: ReconnectReason; backAtMs?: number }[];
 }
 
 /** A bot's standing orders. */
@@ -57,6 +63,8 @@ export class Bot {
       webSocketOnly?: boolean;
       /** A resume token from an earlier connection (a reload): the first hello takes it back. */
       resume?: string;
+      /** How to come back after a dropped link or a restart (false: never). */
+      reconnect?: ClientOptions["reconnect"];
       onSnapshot?: (snapshot: SnapshotMsg, nowMs: number) => void;
     },
   ) {
@@ -68,13 +76,14 @@ export class Bot {
       name: opts.name,
       webSocketOnly: opts.webSocketOnly,
       resume: opts.resume,
+      reconnect: opts.reconnect,
       onSnapshot: opts.onSnapshot,
       now: this.#now,
       onEnter: (e) =>
         this.log.enters.push({ instanceId: e.instanceId, reason: e.reason, atMs: this.#now() }),
       onEvent: (e) => this.#noteEvent(e),
       onNotice: (n) => this.log.notices.push(n),
-      onReconnecting: () => this.log.drops.push({ lostAtMs: this.#now() }),
+      onReconnecting: (why) => this.log.drops.push({ lostAtMs: this.#now(), why }),
       onResumed: () => {
         const drop = this.log.drops.at(-1);
         if (drop) drop.backAtMs = this.#now();

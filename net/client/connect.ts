@@ -54,11 +54,17 @@ export interface ClientOptions extends Omit<RuntimeOptions, "send" | "sendDatagr
   readonly resume?: string;
   /** How to come back after a dropped link; false: never (the first close is the last). */
   readonly reconnect?: Partial<ReconnectPolicy> | false;
-  /** The link dropped and retries began (the page shows "reconnecting…"). */
-  readonly onReconnecting?: () => void;
+  /**
+   * The link dropped and retries began (the page shows "reconnecting…"); `why` is
+   * "restart" when the server closed it to restart (4009), "link" otherwise.
+   */
+  readonly onReconnecting?: (why: ReconnectReason) => void;
   /** A retry got back in (the same session, or a fresh one with a Notice saying why not). */
   readonly onResumed?: () => void;
 }
+
+/** Why a client is reconnecting: its link dropped, or the server is restarting. */
+export type ReconnectReason = "link" | "restart";
 
 /** How a client takes its session back after a dropped link. */
 export interface ReconnectPolicy {
@@ -71,6 +77,14 @@ export interface ReconnectPolicy {
   readonly attemptTimeoutMs: number;
   /** Retries go on for the server's grace plus this much, then the client gives up. */
   readonly giveUpSlackMs: number;
+  /**
+   * After a restart (4009): the first retry waits this long (the old process is on its
+   * way out), then the delay doubles up to restartMaxDelayMs; retries go on for
+   * restartGiveUpMs (a drain may take DRAIN_SECONDS, 300 by default, to end).
+   */
+  readonly restartFirstDelayMs: number;
+  readonly restartMaxDelayMs: number;
+  readonly restartGiveUpMs: number;
 }
 
 /** The defaults: snapshots come 20 times a second, so 2 s of silence is a dead link. */
@@ -80,12 +94,17 @@ export const RECONNECT_POLICY: ReconnectPolicy = {
   silenceMs: 2000,
   attemptTimeoutMs: 3000,
   giveUpSlackMs: 5000,
+  restartFirstDelayMs: 1000,
+  restartMaxDelayMs: 3000,
+  restartGiveUpMs: 600_000,
 };
 
 /**
  * Server closes that end the game for good: a kick for cause, a version or content
- * mismatch, a full server, a restart, a session taken over elsewhere, a server bug.
- * Anything else (1001, 1005, 1006, idle, backlogged, a failed retry) is a link to take back.
+ * mismatch, a full server, a session taken over elsewhere, a server bug. A restart
+ * (4009) ends the session but not the game: the client comes back once the server is
+ * up again. Anything else (1001, 1005, 1006, idle, backlogged, a failed retry) is a
+ * link to take back.
  */
 const FINAL_CLOSES: ReadonlySet<number> = new Set([
   1000,
@@ -97,7 +116,6 @@ const FINAL_CLOSES: ReadonlySet<number> = new Set([
   CloseCode.ServerFull,
   CloseCode.BadName,
   CloseCode.OriginRefused,
-  CloseCode.ServerRestarting,
   CloseCode.Replaced,
   CloseCode.ServerError,
 ]);
@@ -190,6 +208,8 @@ class Connection implements GameClient {
   readonly #policy: ReconnectPolicy;
   /** When the link was lost (-1 while it is fine), retries since, and retries that never opened. */
   #lostAtMs = -1;
+  /** Why the retries under way began (meaningful while #lostAtMs ≥ 0). */
+  #lostWhy: ReconnectReason = "link";
   #retries = 0;
   #unopened = 0;
   #resumes = 0;
@@ -273,25 +293,42 @@ class Connection implements GameClient {
     });
   }
 
-  /** The link is gone: freeze, then retry with the resume token until back or too late. */
-  #linkLost(): void {
+  /**
+   * The link is gone: freeze, then retry with the resume token until back or too late.
+   * After a restart the retries wait longer and go on longer: the session is gone, but
+   * the server comes back, and the token says what became of it (a run that lives on
+   * elsewhere in a cluster is resumed; else a fresh hub, with a Notice saying why).
+   */
+  #linkLost(why: ReconnectReason = "link"): void {
     if (this.#done) return;
     const now = this.#opts.now();
-    if (this.#lostAtMs < 0) {
+    if (this.#lostAtMs < 0 || (why === "restart" && this.#lostWhy !== "restart")) {
+      if (this.#lostAtMs < 0) this.runtime.reconnecting();
       this.#lostAtMs = now;
+      this.#lostWhy = why;
       this.#retries = 0;
       this.#unopened = 0;
-      this.runtime.reconnecting();
-      this.#opts.onReconnecting?.();
+      this.#opts.onReconnecting?.(why);
     }
-    if (now - this.#lostAtMs > this.runtime.graceMs + this.#policy.giveUpSlackMs) {
+    const p = this.#policy;
+    const restart = this.#lostWhy === "restart";
+    const giveUpMs = restart ? p.restartGiveUpMs : this.runtime.graceMs + p.giveUpSlackMs;
+    if (now - this.#lostAtMs > giveUpMs) {
       this.#link?.close(LINK_LOST, "giving up");
-      this.#finish(1006, "connection lost, and it did not come back in time");
+      this.#finish(
+        1006,
+        restart
+          ? "the server restarted and did not come back"
+          : "connection lost, and it did not come back in time",
+      );
       return;
     }
-    const backoff = this.#retries === 0
+    const [first, max] = restart
+      ? [p.restartFirstDelayMs, p.restartMaxDelayMs]
+      : [p.firstDelayMs, p.maxDelayMs];
+    const backoff = this.#retries === 0 && !restart
       ? 0
-      : Math.min(this.#policy.maxDelayMs, this.#policy.firstDelayMs * 2 ** (this.#retries - 1)) *
+      : Math.min(max, first * 2 ** Math.max(0, this.#retries - (restart ? 0 : 1))) *
         (0.8 + 0.4 * Math.random());
     this.#retries++;
     // A process we were transferred to that will not even answer is gone (a cluster lost
@@ -324,10 +361,16 @@ class Connection implements GameClient {
     }
   }
 
-  /** Whether a close of the current link is a drop to take back rather than the end. */
-  #mayResume(code: number): boolean {
-    return this.#opts.reconnect !== false && this.runtime.resumeToken !== undefined &&
-      !FINAL_CLOSES.has(code) && (this.#lostAtMs >= 0 || this.runtime.phase === "playing");
+  /**
+   * Whether a close of the current link is a drop to take back rather than the end, and
+   * why: a restart (4009) of a server we played on, or any other drop of a link in play.
+   */
+  #retryAfter(code: number): ReconnectReason | undefined {
+    const inPlay = this.runtime.resumeToken !== undefined &&
+      (this.#lostAtMs >= 0 || this.runtime.phase === "playing");
+    if (this.#opts.reconnect === false || !inPlay) return undefined;
+    if (code === CloseCode.ServerRestarting) return "restart";
+    return FINAL_CLOSES.has(code) ? undefined : "link";
   }
 
   #finish(code: number, reason: string): void {
@@ -373,9 +416,10 @@ class Connection implements GameClient {
           this.#useWebSocket(this.#home);
           return;
         }
-        if (this.#mayResume(code)) {
+        const retry = this.#retryAfter(code);
+        if (retry) {
           if (!opened) this.#unopened++;
-          this.#linkLost();
+          this.#linkLost(retry);
           return;
         }
         if (opened) {
@@ -412,7 +456,8 @@ class Connection implements GameClient {
           onClose: (code, reason) => {
             if (holder.link !== this.#link || this.#done) return;
             // A dropped WebTransport session is taken back over a WebSocket.
-            if (this.#mayResume(code)) this.#linkLost();
+            const retry = this.#retryAfter(code);
+            if (retry) this.#linkLost(retry);
             else this.#finish(code, reason);
           },
         },

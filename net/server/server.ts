@@ -497,7 +497,7 @@ export class GameServer {
       this.#resumeRefused(
         conn,
         "elsewhere" in claim
-          ? resumeExpired("The server restarted while you were away, ending the run")
+          ? resumeExpired("The server restarted, ending any run in progress")
           : claim,
       );
     }
@@ -623,8 +623,12 @@ export class GameServer {
     // The expiry is a time on the clock of the process that made the token (below).
     const check = this.#signer.verify<Partial<ResumeClaim>>(RESUME_PURPOSE, token, -Infinity);
     if (!check.ok) {
+      // Without TOKEN_SECRET each process life has its own secret: after a restart, an
+      // honest player's token reads just like a forged one.
       return refused(
-        `the token was ${check.refusal === "malformed" ? "malformed" : "not signed here"}`,
+        check.refusal === "malformed"
+          ? "the token was malformed"
+          : "the token was not signed here: the server may have restarted",
       );
     }
     const { s, g, e, p } = check.payload ?? {};
@@ -637,7 +641,7 @@ export class GameServer {
     if (e !== this.epoch) {
       const processId = p ?? this.processId;
       return processId === this.processId
-        ? resumeExpired("The server restarted while you were away, ending the run")
+        ? resumeExpired("The server restarted, ending any run in progress")
         : { elsewhere: { processId, epoch: e } };
     }
     if (!(this.clock.now() < check.expiresAtMs)) {

@@ -329,12 +329,34 @@ Deno.test({
         await carol.close();
       });
 
-      await t.step("a dropped connection offers Reconnect, which lands in the hub", async () => {
+      await t.step("a restart (4009) brings the page back by itself", async () => {
+        const bobConn = () => [...srv.server.connections].find((c) => c.name === "Bob");
+        const before = bobConn();
+        assert.ok(before, "Bob is connected");
+        before.close(CloseCode.ServerRestarting, "server restarting for a test");
+        const banner = await bob.waitForSelector("[data-testid=reconnecting][data-why=restart]", {
+          timeout: 5000,
+        });
+        assert.match((await banner.textContent()) ?? "", /Server restarting — reconnecting/);
+        await shot(bob, "07_restarting.png");
+        // This server stays up: the first retry (about 1 s later) gets straight back in.
+        await bob.waitForSelector("[data-testid=reconnecting]", {
+          state: "detached",
+          timeout: 8000,
+        });
+        await bob.waitForFunction(inHubAndPredicting, undefined, { timeout: 8000 });
+        assert.equal(await bob.$("[data-testid=disconnected]"), null, "never Disconnected");
+        const after = bobConn();
+        assert.ok(after && after !== before, "on a new connection");
+        await bob.waitForSelector(`[data-testid=roster] li[data-name="Bob"]`);
+      });
+
+      await t.step("a close for good offers Reconnect, which lands in the hub", async () => {
         for (const c of srv.server.connections) {
-          if (c.name === "Bob") c.close(CloseCode.ServerRestarting, "server restarting for a test");
+          if (c.name === "Bob") c.close(CloseCode.ServerError, "a server error, for a test");
         }
         const box = await bob.waitForSelector("[data-testid=disconnected]", { timeout: 5000 });
-        assert.match((await box.textContent()) ?? "", /server restarting for a test/);
+        assert.match((await box.textContent()) ?? "", /a server error, for a test/);
         await shot(bob, "07_disconnected.png");
         await bob.click("text=Reconnect");
         await bob.waitForFunction(inHubAndPredicting, undefined, { timeout: 8000 });

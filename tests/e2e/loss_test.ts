@@ -53,6 +53,8 @@ interface Figures {
   transport: string;
   snapshotsPerSec: number;
   maxSnapshotGapMs: number;
+  /** The page's own longest stall (a 5 ms timer's longest gap, less 5): a starved tab. */
+  pageStallMs: number;
   correctionsPerMin: number;
   eventsSent: number;
   eventsReceived: number;
@@ -67,6 +69,9 @@ function pageStats() {
     maxGapMs: rt.snapshotArrivals.maxGapMs,
     corrections: rt.stats.corrections,
     events: rt.receivedByKind[15] ?? 0,
+    // Each connection begins with a Welcome: more than one means the events counted here
+    // came over several connections, and the server's count is one connection's.
+    welcomes: rt.receivedByKind[11] ?? 0,
     world: rt.world?.kind,
     phase: rt.phase,
   };
@@ -120,9 +125,18 @@ async function playAndMeasure(
   await walkIntoPortal(page);
   const conn = [...opts.server.connections][0] as Connection;
   assert.equal(conn.transportKind, opts.transport);
-  await page.evaluate(() =>
-    (globalThis as unknown as WithBh).__bh.runtime!.resetSnapshotArrivals(performance.now())
-  );
+  await page.evaluate(() => {
+    (globalThis as unknown as WithBh).__bh.runtime!.resetSnapshotArrivals(performance.now());
+    // A probe of the page's own main thread: a gap here delays every snapshot's arrival
+    // as the runtime sees it, whatever the link did.
+    const probe = { last: performance.now(), maxGapMs: 0 };
+    (globalThis as unknown as { __probe: typeof probe }).__probe = probe;
+    setInterval(() => {
+      const now = performance.now();
+      probe.maxGapMs = Math.max(probe.maxGapMs, now - probe.last);
+      probe.last = now;
+    }, 5);
+  });
   const start = await page.evaluate(pageStats);
   const dropped0 = opts.relay ? opts.relay.up.dropped + opts.relay.down.dropped : 0;
   const t0 = performance.now();
@@ -137,6 +151,9 @@ async function playAndMeasure(
   await page.keyboard.up("Space");
   const seconds = (performance.now() - t0) / 1000;
   const end = await page.evaluate(pageStats);
+  const probeGapMs = await page.evaluate(() =>
+    (globalThis as unknown as { __probe: { maxGapMs: number } }).__probe.maxGapMs
+  );
   const dropped = opts.relay ? opts.relay.up.dropped + opts.relay.down.dropped - dropped0 : 0;
   // Close this one connection with a Reject, the last reliable message, and wait for it
   // to arrive: then everything the server sent on the stream has had its chance.
@@ -148,10 +165,21 @@ async function playAndMeasure(
     { timeout: 10_000 },
   );
   const final = await page.evaluate(pageStats);
+  // Compare like with like: the page's count is since it loaded, the server's since this
+  // connection opened. A link taken for dead and resumed on a new one (a page starved of
+  // CPU for 2 s) makes them different things: say so rather than report a miscount.
+  assert.equal(
+    final.welcomes,
+    1,
+    `the page used ${final.welcomes} connections: a resume happened (load ${
+      Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
+    }), so its Events count is not this connection's`,
+  );
   return {
     transport: opts.transport,
     snapshotsPerSec: Math.round(((end.snapshots - start.snapshots) / seconds) * 10) / 10,
     maxSnapshotGapMs: Math.round(end.maxGapMs),
+    pageStallMs: Math.round(Math.max(0, probeGapMs - 5)),
     correctionsPerMin: Math.round(((end.corrections - start.corrections) / seconds) * 60 * 10) /
       10,
     eventsSent: sent,
@@ -249,7 +277,13 @@ Deno.test({
     const [wt] = figures;
     assert.ok(wt.datagramsDropped > 0, "the relay did drop datagrams");
     assert.ok(wt.snapshotsPerSec >= 18, `${wt.snapshotsPerSec} snapshots/s over WebTransport`);
-    assert.ok(wt.maxSnapshotGapMs <= 150, `a ${wt.maxSnapshotGapMs} ms gap between snapshots`);
+    // 150 ms on a page that runs on time; a page starved of CPU (a busy machine) is
+    // allowed its own longest stall on top, and no more.
+    assert.ok(
+      wt.maxSnapshotGapMs <= 150 + wt.pageStallMs,
+      `a ${wt.maxSnapshotGapMs} ms gap between snapshots (the page itself stalled ` +
+        `${wt.pageStallMs} ms; load ${Deno.loadavg().map((l) => l.toFixed(1)).join(" ")})`,
+    );
     assert.equal(wt.eventsReceived, wt.eventsSent, "every Events message arrived");
     assert.ok(wt.eventsSent > 20, `events flowed (${wt.eventsSent})`);
     assert.ok(wt.correctionsPerMin <= 2, `${wt.correctionsPerMin} corrections/min`);

@@ -12,26 +12,9 @@ import { Bot } from "../../net/client/bot.ts";
 import type { InputSample } from "../../net/client/runtime.ts";
 import { connectClient } from "../../net/client/connect.ts";
 import { CloseCode, NoticeCode } from "../../net/wire/protocol.ts";
+import { MAIN, startMain, waitFor } from "./_main.ts";
 
 const IDLE: InputSample = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
-}
-
-/** Polls `probe` until it resolves true; throws after `timeoutMs`. Real time: e2e only. */
-async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number) {
-  const start = performance.now();
-  while (!(await probe())) {
-    if (performance.now() - start > timeoutMs) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Resolves with `promise`, or rejects after `ms`. */
 async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
@@ -49,7 +32,12 @@ async function within<T>(ms: number, what: string, promise: Promise<T>): Promise
 /** Starts main.ts, connects one player, sends SIGTERM; checks the close and the exit. */
 async function shutdownWithPlayer(opts: { playing: boolean }): Promise<void> {
   await using main = await startMain({});
-  const client = connectClient(main.ws, { name: "Last Player", now: () => performance.now() });
+  // This test is about the server's close: a client that does not come back by itself.
+  const client = connectClient(main.ws, {
+    name: "Last Player",
+    now: () => performance.now(),
+    reconnect: false,
+  });
   await waitFor(
     "the hello to be answered",
     () => Promise.resolve(client.runtime.instanceId === "hub"),
@@ -103,52 +91,11 @@ Deno.test("PORT=abc stops start-up with status 2 and a message naming PORT", asy
   assert.equal(new TextDecoder().decode(out.stdout), "", "it never started listening");
 });
 
-/** main.ts on a free port with `env`, once /healthz says it is up. */
-async function startMain(env: Record<string, string>) {
-  const port = freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "-A", MAIN],
-    env: { PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn", WEBTRANSPORT: "0", ...env },
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const stdout = child.stdout.text();
-  const stderr = child.stderr.text();
-  const healthz = async () => {
-    const res = await fetch(`${base}/healthz`);
-    return { status: res.status, body: await res.json() };
-  };
-  await waitFor("/healthz", async () => {
-    try {
-      return (await healthz()).status === 200;
-    } catch {
-      return false;
-    }
-  }, 30_000);
-  return {
-    ws: `ws://127.0.0.1:${port}/ws`,
-    child,
-    healthz,
-    stdout,
-    stderr,
-    async [Symbol.asyncDispose]() {
-      try {
-        child.kill("SIGKILL");
-      } catch {
-        // Already gone: the normal case.
-      }
-      await child.status;
-      await stdout;
-      await stderr;
-    },
-  };
-}
-
 /** A bot fighting in a dungeon and one standing in the hub, on `ws`. */
 async function fighterAndIdler(ws: string) {
-  const fighter = new Bot(ws, { name: "Fighter" });
-  const idler = new Bot(ws, { name: "Idler", mode: "idle" });
+  // These tests watch the server's closes: bots that do not come back by themselves.
+  const fighter = new Bot(ws, { name: "Fighter", reconnect: false });
+  const idler = new Bot(ws, { name: "Idler", mode: "idle", reconnect: false });
   await waitFor("the fighter in a dungeon", () => {
     return Promise.resolve(fighter.client.runtime.world?.kind === "dungeon");
   }, 15_000);
@@ -246,4 +193,51 @@ Deno.test("a drain is cut short by DRAIN_SECONDS, and by a second SIGTERM", asyn
       await idler.stop();
     }
   });
+});
+
+Deno.test("a player whose server restarts comes back by itself: reconnecting while it is down, then a fresh hub, told why", async () => {
+  const first = await startMain({});
+  const bot = new Bot(first.ws, { name: "Stayer", mode: "idle" });
+  try {
+    await waitFor("the hub", () => Promise.resolve(bot.client.runtime.instanceId === "hub"), 5000);
+    const before = bot.client.runtime.playerId;
+    first.child.kill("SIGTERM");
+    const status = await within(5000, "the exit", first.child.status);
+    assert.equal(status.code, 0);
+    await first[Symbol.asyncDispose]();
+    await waitFor("the restart seen", () => Promise.resolve(bot.log.drops.length > 0), 3000);
+    assert.equal(bot.log.drops[0].why, "restart", "4009 is a restart, not the end");
+    assert.equal(bot.client.runtime.phase, "reconnecting");
+    assert.equal(bot.client.runtime.closeReason, "server restarting", "what the player is shown");
+    // Down for a while: retries find nobody (and keep going).
+    await new Promise((r) => setTimeout(r, 2000));
+    assert.equal(bot.client.runtime.phase, "reconnecting");
+
+    const upAt = performance.now();
+    await using second = await startMain({}, first.port);
+    await waitFor(
+      "the player back in a hub",
+      () =>
+        Promise.resolve(
+          bot.client.runtime.phase === "playing" && bot.client.runtime.instanceId === "hub" &&
+            bot.log.drops[0].backAtMs !== undefined,
+        ),
+      10_000,
+    );
+    const backMs = performance.now() - upAt;
+    const notice = bot.log.notices.find((n) => n.code !== NoticeCode.Draining);
+    console.log(
+      `restart: back ${backMs.toFixed(0)} ms after the new process answered /healthz; ` +
+        `player ${before} → ${bot.client.runtime.playerId}; notice "${notice?.text}"`,
+    );
+    assert.ok(notice, "told that the old session ended with the restart");
+    // A lone process without TOKEN_SECRET signs with a secret of its own life.
+    assert.match(notice.text, /server (may have )?restarted/);
+    assert.equal(bot.client.resumes, 1, "one way back, no click");
+    assert.equal(bot.client.connected, true);
+    void second;
+  } finally {
+    await bot.stop();
+    await first[Symbol.asyncDispose]();
+  }
 });

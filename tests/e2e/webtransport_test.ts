@@ -8,7 +8,12 @@
  */
 import assert from "node:assert/strict";
 import { WEBTRANSPORT } from "../../content/net_tuning.ts";
-import { connectClient, fetchServerAddress, type ServerAddress } from "../../net/client/connect.ts";
+import {
+  connectClient,
+  fetchServerAddress,
+  type ReconnectReason,
+  type ServerAddress,
+} from "../../net/client/connect.ts";
 import {
   GameServer,
   realClock,
@@ -74,10 +79,12 @@ async function waitFor(what: string, cond: () => boolean, timeoutMs = 5000): Pro
 /** A client that updates every 8 ms, moving right, and counts its snapshots. */
 function player(address: ServerAddress, name: string) {
   const snapshots: number[] = [];
+  const reconnecting: ReconnectReason[] = [];
   const client = connectClient(address, {
     name,
     now: () => performance.now(),
     onSnapshot: (_s, at) => snapshots.push(at),
+    onReconnecting: (why) => reconnecting.push(why),
   });
   const timer = setInterval(() => {
     client.runtime.update(performance.now(), () => ({ moveX: 100, moveY: 0, aim: 0, buttons: 0 }));
@@ -85,6 +92,7 @@ function player(address: ServerAddress, name: string) {
   return {
     client,
     snapshots,
+    reconnecting,
     async stop(): Promise<void> {
       clearInterval(timer);
       client.close(1000, "done");
@@ -121,16 +129,19 @@ Deno.test("a client plays over WebTransport: datagram snapshots in, datagram inp
   await waitFor("the server to forget the session", () => live.server.connections.size === 0);
 });
 
-Deno.test("a server shutdown reaches a WebTransport client as 4009 with its reason", async () => {
+Deno.test("a server shutdown reaches a WebTransport client as 4009 with its reason: it waits for the restart", async () => {
   await using live = new LiveWtServer();
   await live.wt.start();
   const p = player(await fetchServerAddress(live.pageUrl), "Leaver");
   await waitFor("the hub", () => p.client.runtime.instanceId === "hub");
+  assert.equal(p.client.transport, "webtransport");
   live.server.shutdown("server restarting");
-  const closed = await p.client.closed;
-  assert.equal(closed.code, CloseCode.ServerRestarting);
+  await waitFor("the restart seen", () => p.reconnecting.length > 0);
+  assert.deepEqual(p.reconnecting, ["restart"], "4009 is a restart: the client will come back");
+  assert.equal(p.client.runtime.phase, "reconnecting");
   assert.equal(p.client.runtime.closeReason, "server restarting");
   await p.stop();
+  assert.equal((await p.client.closed).code, 1000, "until the player leaves");
 });
 
 Deno.test("with no UDP answer the client falls back to WebSocket within the budget", async () => {

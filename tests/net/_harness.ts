@@ -677,7 +677,13 @@ export class LiveSocket {
   readonly closed: Promise<CloseEvent>;
   readonly #decoder = new MessageDecoder();
   readonly #encoder = new MessageEncoder();
-  readonly #waiters: { kind: number; resolve: (m: ServerMessage) => void }[] = [];
+  readonly #waiters: {
+    kind: number;
+    resolve: (m: ServerMessage) => void;
+    reject: (err: Error) => void;
+  }[] = [];
+  /** Set once the socket has closed: a wait for a message that can no longer come fails. */
+  #closedWith: CloseEvent | undefined;
 
   constructor(url: string) {
     const ws = new WebSocket(url);
@@ -687,7 +693,13 @@ export class LiveSocket {
       ws.onopen = () => resolve();
       ws.onerror = () => reject(new Error(`Cannot open ${url}`));
     });
-    this.closed = new Promise((resolve) => ws.onclose = resolve);
+    this.closed = new Promise((resolve) =>
+      ws.onclose = (e) => {
+        this.#closedWith = e;
+        for (const w of this.#waiters.splice(0)) w.reject(this.#noMore(w.kind));
+        resolve(e);
+      }
+    );
     ws.onmessage = (e) => {
       if (!(e.data instanceof ArrayBuffer)) {
         throw new TypeError("the server sends binary frames only");
@@ -717,9 +729,24 @@ export class LiveSocket {
     return this.next(kind);
   }
 
-  /** The next message of `kind` to arrive from now on. */
+  /**
+   * The next message of `kind` to arrive from now on. Rejects if the socket closes first
+   * (a Reject in place of a Welcome, say), naming the close and the Reject's reason.
+   */
   next(kind: number): Promise<ServerMessage> {
-    return new Promise((resolve) => this.#waiters.push({ kind, resolve }));
+    if (this.#closedWith) return Promise.reject(this.#noMore(kind));
+    return new Promise((resolve, reject) => this.#waiters.push({ kind, resolve, reject }));
+  }
+
+  #noMore(kind: number): Error {
+    const e = this.#closedWith!;
+    const reject = this.received.find((r) => r.msg.kind === ServerKind.Reject)?.msg;
+    const said = reject?.kind === ServerKind.Reject
+      ? `; the server's Reject: ${reject.reason}`
+      : "";
+    return new Error(
+      `the socket closed (${e.code} ${e.reason}) before a message of kind ${kind} came${said}`,
+    );
   }
 
   /** Snapshots that arrived at or after `sinceMs`. */

@@ -333,7 +333,7 @@ Deno.test("a resume for a process that restarted or left starts afresh where it 
   assert.equal(noticesOf(again)[0]?.code, NoticeCode.ResumeExpired);
   // And the new life itself says the run ended with the restart.
   const atA2 = cluster.resumeAt(a2, { name: "Ann3", token });
-  assert.match(noticesOf(atA2)[0]?.text ?? "", /server restarted while you were away/);
+  assert.match(noticesOf(atA2)[0]?.text ?? "", /server restarted, ending any run in progress/);
   await cluster.stop();
 });
 
