@@ -27,6 +27,8 @@ export interface UdpRelayOptions {
   /** Uniform spread around the delay, ±. */
   readonly jitterMs?: number;
   readonly seed?: number;
+  /** Sees every datagram that reaches the relay (before loss), with its size and direction. */
+  readonly onDatagram?: (dir: "up" | "down", bytes: number) => void;
 }
 
 /** IPv4 (20 B) and UDP (8 B) headers around every datagram. */
@@ -77,6 +79,7 @@ export class UdpRelay {
   #pass(dir: RelayDirection, data: Uint8Array, send: () => Promise<unknown>): void {
     dir.datagrams++;
     dir.bytes += data.byteLength;
+    this.#opts.onDatagram?.(dir === this.up ? "up" : "down", data.byteLength);
     const loss = this.#opts.loss ?? 0;
     if (loss > 0 && this.#rng.next() < loss) {
       dir.dropped++;

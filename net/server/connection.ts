@@ -176,7 +176,10 @@ export class Connection {
     // Every message is a CBOR array of fewer than 24 items: its kind is the second byte.
     this.sentByKind.set(data[1], (this.sentByKind.get(data[1]) ?? 0) + 1);
     // A new world: acknowledgements of the old one's snapshots name no baseline here.
-    if (data[1] === ServerKind.Enter) this.snapshotAck = -1;
+    if (data[1] === ServerKind.Enter) {
+      this.snapshotAck = -1;
+      this.#loss.entered();
+    }
     this.bytesOut += data.byteLength;
     this.#server.counters.bytesOut += data.byteLength;
     this.#transport.sendReliable(data);

@@ -23,6 +23,14 @@ export class SnapshotLossMeter {
     }
   }
 
+  /**
+   * An Enter went out: the client drops snapshots of the world before it (their epoch
+   * is not its own), so the ones still unacknowledged are not evidence of loss.
+   */
+  entered(): void {
+    this.#sent.length = 0;
+  }
+
   /** The client says `tick` is the newest snapshot it holds. */
   acked(tick: number): void {
     for (const s of this.#sent) if (s.tick === tick) s.acked = true;

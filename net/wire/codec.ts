@@ -134,8 +134,8 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
         msg.snapshotAck === undefined
           ? [msg.kind, newest, packed]
           : msg.snapshotsHeld === undefined
-          ? [msg.kind, newest, packed, msg.snapshotAck]
-          : [msg.kind, newest, packed, msg.snapshotAck, msg.snapshotsHeld],
+          ? [msg.kind, newest, packed, newest - msg.snapshotAck]
+          : [msg.kind, newest, packed, newest - msg.snapshotAck, msg.snapshotsHeld],
       );
     }
     case ClientKind.Ping:
@@ -261,7 +261,8 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
       const newest = int(raw[1], "input tick", 0, MAX_UINT32);
       const frames = unpackInputFrames(bytes(raw[2], "input frames"), newest);
       if (raw[3] === undefined) return { kind, frames };
-      const snapshotAck = int(raw[3], "snapshot ack", 0, MAX_UINT32);
+      // Sent as an age from the newest frame's tick: 1 byte instead of 5.
+      const snapshotAck = newest - int(raw[3], "snapshot ack age", newest - MAX_UINT32, newest);
       if (raw[4] === undefined) return { kind, frames, snapshotAck };
       return { kind, frames, snapshotAck, snapshotsHeld: int(raw[4], "snapshots held", 0, 255) };
     }
@@ -479,7 +480,7 @@ export function encodeServerMessage(
         msg.roster.map((r) => [r.id, r.name]),
         msg.stage,
         packRecords(BULLET_STATE, { records: msg.bullets, what: "enter bullet" }),
-        msg.volleyDictionary ?? new Uint8Array([0, 0]),
+        msg.volleyDictionary ?? new VolleyDictionary().export(),
       ]);
     case ServerKind.Snapshot:
       return encodeSnapshot(enc, msg);

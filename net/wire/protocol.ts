@@ -14,10 +14,10 @@
  *            content: CONTENT_HASH (content/registry.ts); it must match, as the version must
  *            resume: the token of the session this client had (Welcome, Token) to take it back
  *            ticket: the signed transfer ticket a Transfer handed out (another process's)
- *   Input  [2, newestTick:uint32, frames:bytes, snapshotAck:uint32?, snapshotsHeld:u8?]
+ *   Input  [2, newestTick:uint32, frames:bytes, snapshotAckAge:int?, snapshotsHeld:u8?]
  *            consecutive ticks, oldest first; 1–12 frames: a batch over a stream, a batch and
- *            its two predecessors over datagrams. snapshotAck (datagrams): the newest snapshot
- *            tick received; snapshotsHeld: bit k set = the one TICKS_PER_SNAPSHOT·(k+1)
+ *            its two predecessors over datagrams. snapshotAckAge (datagrams): newestTick − the
+ *            newest snapshot tick received (the input's lead: one byte); snapshotsHeld: bit k set = the one TICKS_PER_SNAPSHOT·(k+1)
  *            ticks before it arrived too (so a loss is told from a snapshot overtaken)
  *            first frame: INPUT_FRAME  moveX:i8 moveY:i8 (hundredths of full speed) aim:u16
  *                         (1/65536 turn) buttons:u8 viewLag:u8 (ticks between the frame and
@@ -43,7 +43,8 @@
  *             stage:u8, bullets:bytes(83·n), volleyDictionary:bytes]
  *                                                            a transfer: a server-only decision
  *            bullet: every BULLET_FIELDS entry (sim/bullets.ts) at its array's precision
- *            volleyDictionary: next:u8 count:u8, count × (VOLLEY_HEADER, x:i16 y:i16)
+ *            volleyDictionary: nextUid:u32 next:u8 count:u8,
+ *            count × (VOLLEY_HEADER, origins:u8, origins × (x:i16 y:i16))
  *   Snapshot [14, tick:uint32, ackAge:int, lateTicks:u8, baseAge:uint, body:bytes, epoch:u8?]
  *            ackAge: tick − the recipient's last applied input tick
  *            lateTicks: how late (in ticks) the recipient's latest frame to miss its tick
@@ -86,7 +87,7 @@ import {
 import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 6;
+export const PROTOCOL_VERSION = 7;
 
 /** Kinds of client → server messages. */
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;

@@ -4,7 +4,10 @@
  *
  *   flags:u8   bits 0–1 layout, bits 2–5 birth tick − the message's base tick (0–15),
  *              bit 6 explicit uid, bit 7 player team
- *   [uid0:u32] only with bit 6; otherwise uid0 follows the previous record's last uid
+ *   [uidSkip:varint] only with bit 6: uid0 − the expected uid (signed 32-bit, zigzag);
+ *              otherwise uid0 is the expected uid: the previous record's last uid + 1,
+ *              across messages (the dictionary carries it), so a stream's first record
+ *              in a batch rarely needs one and a gap costs 1–2 bytes, not 4
  *   layout 3 (player shot): owner:varuint x:i16 y:i16 angle:u16   spec and speed are the player's
  *   layouts 0–2: entry:u8, [VOLLEY_HEADER (kind:u8 radius:u8 (1/4 px) ttl:u16 speed:u16
  *                (1/4 px/s) accel:i16 (px/s²) turn:i16 (mrad/s) damage:u8)], count:u8, then
@@ -18,8 +21,8 @@
  * The dictionary lives as long as the ordered stream it travels on: the server keeps one
  * per instance (every member decodes the same Events bytes), the Enter hands a newcomer
  * its state, and both sides fill slots in the same round-robin order and keep each
- * slot's recent origins alike. An ArcSweep's single bullet from the stationary boss
- * then costs 5 bytes instead of 18.
+ * slot's recent origins and the expected uid alike. An ArcSweep's single bullet from
+ * the stationary boss then costs 5 bytes instead of 18 (6 after a uid gap).
  *
  * Positions are 1/8 px, angles 1/65536 turn, and every header number is on the sim's
  * GRID: the server spawns on that grid, so a decoded volley is bit for bit the one
@@ -91,6 +94,18 @@ export class VolleyDictionary {
   readonly #slots: (Slot | undefined)[] = [];
   readonly #byKey = new Map<string, number>();
   #next = 0;
+  /** The uid the stream's next volley is expected to start at (the last one's last + 1). */
+  #nextUid = 0;
+
+  /** The uid the next volley record is expected to start at. */
+  get nextUid(): number {
+    return this.#nextUid;
+  }
+
+  /** A record ending with uid `last` went by (both sides, in stream order). */
+  followUid(last: number): void {
+    this.#nextUid = (last + 1) >>> 0;
+  }
 
   /** The slot (1–127) holding `header`, or 0. */
   find(header: VolleyHeader): number {
@@ -116,9 +131,10 @@ export class VolleyDictionary {
     return index;
   }
 
-  /** Every slot and the next one to fill, for a newcomer's Enter. */
+  /** Every slot, the next one to fill and the expected uid, for a newcomer's Enter. */
   export(): Uint8Array {
     const w = new ByteWriter(16 + this.#slots.length * 24);
+    w.u32(this.#nextUid);
     w.u8(this.#next);
     w.u8(this.#slots.length);
     for (const s of this.#slots) {
@@ -136,6 +152,7 @@ export class VolleyDictionary {
   /** Takes the state an Enter carried (what `export` wrote). */
   import(bytes: Uint8Array): void {
     const r = new ByteReader(bytes, "volley dictionary");
+    const nextUid = r.u32();
     const next = r.u8();
     const n = r.u8();
     if (n > VOLLEY_DICTIONARY_SLOTS || next >= VOLLEY_DICTIONARY_SLOTS || next > n) {
@@ -155,6 +172,7 @@ export class VolleyDictionary {
     }
     if (r.remaining !== 0) throw new CodecError("Cannot decode the volley dictionary: trailing");
     this.#next = next;
+    this.#nextUid = nextUid;
   }
 }
 
@@ -182,8 +200,8 @@ export function encodeVolleys(
   dict: VolleyDictionary = new VolleyDictionary(),
 ): Uint8Array {
   const w = new ByteWriter(64);
-  let expectedUid = -1;
   for (const v of volleys) {
+    const expectedUid = dict.nextUid;
     const n = v.angles.length;
     const playerShot = v.team === Team.Player && n === 1 && v.spec === PLAYER.shot &&
       v.speedPxPerS === PLAYER.shotSpeedPxPerS;
@@ -206,8 +224,9 @@ export function encodeVolleys(
       layout | (delta << 2) | (explicit ? EXPLICIT_UID : 0) |
         (v.team === Team.Player ? PLAYER_TEAM : 0),
     );
-    if (explicit) w.u32(v.uid0);
-    expectedUid = (v.uid0 + n) >>> 0;
+    // The gap as a signed 32-bit difference: uids wrap, and a gap is mostly small.
+    if (explicit) w.varint((v.uid0 - expectedUid) | 0);
+    dict.followUid(v.uid0 + n - 1);
     if (layout === Layout.PlayerShot) {
       w.varuint(v.owner);
       w.i16(v.xs[0]);
@@ -257,14 +276,15 @@ export function decodeVolleys(
 ): Volley[] {
   const r = new ByteReader(bytes, "volleys");
   const out: Volley[] = [];
-  let nextUid = -1;
   while (r.remaining > 0) {
     const flags = r.u8();
     const layout = flags & 0x03;
     const birthTick = baseTick + ((flags >> 2) & 0x0f);
-    let uid0 = nextUid;
-    if (flags & EXPLICIT_UID) uid0 = r.u32();
-    else if (uid0 < 0) throw new CodecError("Cannot decode volleys: first record has no uid");
+    const skip = flags & EXPLICIT_UID ? r.varint() : 0;
+    if (skip < -0x80000000 || skip > 0x7fffffff) {
+      throw new CodecError(`Cannot decode volleys: uid skip ${skip} beyond 32 bits`);
+    }
+    const uid0 = (dict.nextUid + skip) >>> 0;
     const team = flags & PLAYER_TEAM ? Team.Player : Team.Enemy;
     let volley: Volley;
     if (layout === Layout.PlayerShot) {
@@ -332,7 +352,7 @@ export function decodeVolleys(
         angles,
       };
     }
-    nextUid = (uid0 + volley.angles.length) >>> 0;
+    dict.followUid(uid0 + volley.angles.length - 1);
     out.push(volley);
   }
   return out;

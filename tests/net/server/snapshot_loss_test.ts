@@ -31,3 +31,22 @@ Deno.test("a skipped acknowledgement makes the link lossy for the hold time, the
   for (let i = 0; i < 10; i++) send(t, true);
   assert.equal(m.lossy(t), false, "clean once the hold time has passed");
 });
+
+Deno.test("snapshots of the world before an Enter are not judged: a transfer is not loss", () => {
+  const m = new SnapshotLossMeter();
+  let t = 0;
+  for (let i = 0; i < 10; i++, t += 50) {
+    m.sent(i * 3, t);
+    m.acked(i * 3);
+  }
+  // Two snapshots of the old world leave just before the Enter; the client drops them.
+  m.sent(30, t);
+  m.sent(33, t += 50);
+  m.entered();
+  for (let i = 0; i < 20; i++) {
+    t += 50;
+    m.sent(1000 + i * 3, t);
+    m.acked(1000 + i * 3);
+    assert.equal(m.lossy(t), false, `snapshot ${i} of the new world`);
+  }
+});

@@ -160,13 +160,13 @@ Deno.test("enter round-trips the roster and every bullet's full state", () => {
       damage: 1,
       owner: -1,
     }],
-    volleyDictionary: new Uint8Array([0, 0]),
+    volleyDictionary: new Uint8Array([0, 0, 0, 0, 0, 0]),
   };
   const back = serverRoundTrip(msg);
   assert.ok(back.kind === ServerKind.Enter);
   assert.deepEqual({ ...back, volleyDictionary: [...back.volleyDictionary!] }, {
     ...msg,
-    volleyDictionary: [0, 0],
+    volleyDictionary: [0, 0, 0, 0, 0, 0],
   });
 });
 
@@ -466,4 +466,32 @@ Deno.test("a snapshot written by hand is byte for byte what cbor-x writes, and d
     );
     assert.deepEqual([...back.body], [...body]);
   }
+});
+
+Deno.test("an input datagram's snapshot ack travels as its age from the newest frame: one byte", () => {
+  const enc = new MessageEncoder();
+  const frame = { moveX: 0, moveY: 0, aim: 0, buttons: 0, viewLag: 0 };
+  const input = (tick: number, snapshotAck: number) => ({
+    kind: ClientKind.Input,
+    frames: [{ ...frame, tick }],
+    snapshotAck,
+    snapshotsHeld: 0xff,
+  } as const);
+  const near = encodeClientMessage(enc, input(100_000, 99_991));
+  const plain = encodeClientMessage(enc, { ...input(100_000, 0), snapshotAck: undefined });
+  // kind, tick, frames as before; then the age (9) and the held bits (0xff: 2 bytes).
+  assert.equal(near.byteLength - plain.byteLength, 1 + 2);
+  for (const [tick, ack] of [[100_000, 99_991], [5, 0], [0xffffffff, 3], [40, 52]]) {
+    const back = decodeClientMessage(
+      new MessageDecoder(),
+      encodeClientMessage(enc, input(tick, ack)),
+    );
+    assert.ok(back.kind === ClientKind.Input);
+    assert.equal(back.snapshotAck, ack, `tick ${tick}, ack ${ack}`);
+  }
+  // An age that would put the ack outside 0…2³²−1 is refused. (The frames: bytes 4–9 of
+  // [0x85, kind, tick, 0x46 (6 bytes follow), frame, age, held].)
+  const frames = encodeClientMessage(enc, input(5, 0)).subarray(4, 10);
+  const bad = new Encoder({ useRecords: false }).encode([ClientKind.Input, 5, frames, 6]);
+  assert.throws(() => decodeClientMessage(new MessageDecoder(), bad), /snapshot ack age/);
 });
