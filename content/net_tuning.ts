@@ -142,12 +142,11 @@ export const LATE_INPUT = {
 export const LEAD_SLEW = { raisePerSec: 6, lowerPerSec: 2, snapTicks: 30, warmUpMs: 1000 } as const;
 
 /**
- * Over datagrams, once a snapshot goes unacknowledged, each snapshot is sent twice (a
- * tick apart) for `holdMs` after the last loss seen. `settleMs`: how long an
- * acknowledgement may take before its snapshot counts as lost (a round trip and an
- * input batch, with room).
+ * Over datagrams, once the client says it lacks a snapshot, each snapshot is sent twice
+ * (a tick apart) for `holdMs` after the last loss seen. `forgetMs`: snapshots no
+ * acknowledgement has described by then are forgotten unjudged (a stalled client).
  */
-export const SNAPSHOT_REPEAT = { settleMs: 400, holdMs: 30_000 } as const;
+export const SNAPSHOT_REPEAT = { forgetMs: 2_000, holdMs: 30_000 } as const;
 
 /** WebTransport: certificates made here, and how long the client waits before WebSocket. */
 export const WEBTRANSPORT = {

@@ -6,11 +6,7 @@
  * The player behind it is a Session (net/server/session.ts), which outlives it.
  */
 import { CONTENT_HASH } from "../../content/mod.ts";
-import {
-  MAX_CLIENT_MESSAGES_PER_FRAME,
-  PONG_MAX_HOLD_MS,
-  TICKS_PER_SNAPSHOT,
-} from "../../content/net_tuning.ts";
+import { MAX_CLIENT_MESSAGES_PER_FRAME, PONG_MAX_HOLD_MS } from "../../content/net_tuning.ts";
 import { splitFrame } from "../wire/frames.ts";
 import {
   CodecError,
@@ -371,13 +367,7 @@ export class Connection {
           // Datagrams may come out of order: any acknowledged snapshot is a fine baseline.
           this.snapshotAck = msg.snapshotAck ?? -1;
           if (msg.snapshotAck !== undefined) {
-            this.#loss.acked(msg.snapshotAck);
-            // Older ones it holds too: overtaken before an ack could name them, not lost.
-            for (let k = 0; k < 8; k++) {
-              if ((msg.snapshotsHeld ?? 0) & (1 << k)) {
-                this.#loss.acked(msg.snapshotAck - TICKS_PER_SNAPSHOT * (k + 1));
-              }
-            }
+            this.#loss.acked(msg.snapshotAck, msg.snapshotsHeld ?? 0, server.clock.now());
           }
         } else if (msg.snapshotAck !== undefined) {
           // On the stream an ack asks for a baseline the client holds (it lost one).

@@ -1,25 +1,51 @@
 /**
  * Tells a lossy datagram link from a clean one by what the client acknowledges:
- * each input datagram names the newest snapshot received, so a snapshot tick the
- * acknowledgements skip over was (almost always) lost. Over a lossy link each
- * snapshot datagram is then sent twice, a tick apart: losing both copies of two
- * snapshots in a row is rare enough that snapshots keep coming every 50–100 ms,
- * and a clean link pays nothing. Pure: ticks and times in.
+ * each input datagram names the newest snapshot received and which of the 8 before
+ * it arrived too, so a snapshot the client says it lacks, once two later ones have
+ * arrived, was lost (not merely overtaken). Only what the client says counts: late
+ * acknowledgements (a page or a bot whose loop stalled) prove nothing and judge
+ * nothing. Over a lossy link each snapshot datagram is then sent twice, a tick apart:
+ * losing both copies of two snapshots in a row is rare enough that snapshots keep
+ * coming every 50–100 ms, and a clean link pays nothing. Pure: ticks and times in.
  */
-import { SNAPSHOT_REPEAT } from "../../content/net_tuning.ts";
+import { SNAPSHOT_REPEAT, TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
 
-/** Snapshots sent over datagrams and whether the client acknowledged them. */
+/** Snapshots an acknowledgement describes besides its newest (its bit mask). */
+export const SNAPSHOTS_HELD_BITS = 8;
+
+/** Snapshots sent over datagrams that no acknowledgement has accounted for yet. */
 export class SnapshotLossMeter {
-  readonly #sent: { tick: number; atMs: number; acked: boolean }[] = [];
+  readonly #pending: { tick: number; atMs: number }[] = [];
   #lossAtMs = -Infinity;
 
-  /** A snapshot of `tick` went out at `nowMs`. */
+  /** A snapshot of `tick` went out at `nowMs` (its second copy changes nothing). */
   sent(tick: number, nowMs: number): void {
-    this.#sent.push({ tick, atMs: nowMs, acked: false });
-    // Judge the ones old enough that their acknowledgement would be here by now.
-    while (this.#sent.length > 0 && this.#sent[0].atMs < nowMs - SNAPSHOT_REPEAT.settleMs) {
-      const s = this.#sent.shift()!;
-      if (!s.acked) this.#lossAtMs = nowMs;
+    if (this.#pending.at(-1)?.tick !== tick) this.#pending.push({ tick, atMs: nowMs });
+    // Too old for any acknowledgement to describe: forgotten, not judged.
+    while (this.#pending.length > 0 && this.#pending[0].atMs < nowMs - SNAPSHOT_REPEAT.forgetMs) {
+      this.#pending.shift();
+    }
+  }
+
+  /**
+   * The client holds `newest` and, for each bit k set in `heldMask`, the snapshot
+   * TICKS_PER_SNAPSHOT·(k+1) ticks before it; it lacks the others of those 8.
+   */
+  acked(newest: number, heldMask: number, nowMs: number): void {
+    const pending = this.#pending;
+    for (let i = pending.length - 1; i >= 0; i--) {
+      const age = newest - pending[i].tick;
+      if (age < 0) continue; // newer than this acknowledgement: still on its way
+      const back = age / TICKS_PER_SNAPSHOT;
+      if (age === 0 || (Number.isInteger(back) && back <= SNAPSHOTS_HELD_BITS)) {
+        const held = age === 0 || (heldMask & (1 << (back - 1))) !== 0;
+        // Lacking one with two newer ones in hand: lost, not overtaken.
+        if (!held && back < 2) continue;
+        if (!held) this.#lossAtMs = nowMs;
+        pending.splice(i, 1);
+      } else if (age > SNAPSHOTS_HELD_BITS * TICKS_PER_SNAPSHOT) {
+        pending.splice(i, 1); // beyond what the mask describes: unjudged
+      }
     }
   }
 
@@ -28,12 +54,7 @@ export class SnapshotLossMeter {
    * is not its own), so the ones still unacknowledged are not evidence of loss.
    */
   entered(): void {
-    this.#sent.length = 0;
-  }
-
-  /** The client says `tick` is the newest snapshot it holds. */
-  acked(tick: number): void {
-    for (const s of this.#sent) if (s.tick === tick) s.acked = true;
+    this.#pending.length = 0;
   }
 
   /** True while snapshots should go twice: a loss was seen within the hold time. */

@@ -59,6 +59,10 @@ interface Figures {
   eventsSent: number;
   eventsReceived: number;
   datagramsDropped: number;
+  /** Through the relay (WebTransport): UDP datagrams a second each way, QUIC acks included. */
+  packetsUpDownPerSec: string;
+  /** The same in bytes, with 28 B of UDP/IP each (what the smoke counts). */
+  wireUpDownBytesPerSec: string;
 }
 
 /** In the page: the runtime's counters. */
@@ -139,6 +143,8 @@ async function playAndMeasure(
   });
   const start = await page.evaluate(pageStats);
   const dropped0 = opts.relay ? opts.relay.up.dropped + opts.relay.down.dropped : 0;
+  const packets0 = { up: opts.relay?.up.datagrams ?? 0, down: opts.relay?.down.datagrams ?? 0 };
+  const wire0 = opts.relay?.wireBytes() ?? { up: 0, down: 0 };
   const t0 = performance.now();
   // Strafe left and right, firing: the prediction has something to predict.
   await page.keyboard.down("Space");
@@ -155,6 +161,16 @@ async function playAndMeasure(
     (globalThis as unknown as { __probe: { maxGapMs: number } }).__probe.maxGapMs
   );
   const dropped = opts.relay ? opts.relay.up.dropped + opts.relay.down.dropped - dropped0 : 0;
+  const wire = opts.relay?.wireBytes() ?? { up: 0, down: 0 };
+  const perSec = (n: number) => Math.round(n / seconds);
+  const packets = opts.relay
+    ? `${perSec(opts.relay.up.datagrams - packets0.up)} / ${
+      perSec(opts.relay.down.datagrams - packets0.down)
+    }`
+    : "—";
+  const wireBytes = opts.relay
+    ? `${perSec(wire.up - wire0.up)} / ${perSec(wire.down - wire0.down)}`
+    : "—";
   // Close this one connection with a Reject, the last reliable message, and wait for it
   // to arrive: then everything the server sent on the stream has had its chance.
   const sent = conn.sentByKind.get(ServerKind.Events) ?? 0;
@@ -185,6 +201,8 @@ async function playAndMeasure(
     eventsSent: sent,
     eventsReceived: final.events,
     datagramsDropped: dropped,
+    packetsUpDownPerSec: packets,
+    wireUpDownBytesPerSec: wireBytes,
   };
 }
 
