@@ -116,7 +116,9 @@ function ReconnectingBanner({ why }: { why: ReconnectReason }) {
             <>
               <h2>Reconnecting…</h2>
               <p class="reason">
-                The connection dropped. Your ship is waiting, safe, where you left it.
+                {why === "link"
+                  ? "The connection dropped. Your ship is waiting, safe, where you left it."
+                  : "The server is not answering. Still trying: you will be back as soon as it is."}
               </p>
             </>
           )}

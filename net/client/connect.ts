@@ -63,8 +63,12 @@ export interface ClientOptions extends Omit<RuntimeOptions, "send" | "sendDatagr
   readonly onResumed?: () => void;
 }
 
-/** Why a client is reconnecting: its link dropped, or the server is restarting. */
-export type ReconnectReason = "link" | "restart";
+/**
+ * Why a client is reconnecting: its link dropped (the session waits), the server is
+ * restarting (4009), or it has not answered at all since the session's grace ran out.
+ * The last two retry on the restart policy.
+ */
+export type ReconnectReason = "link" | "restart" | "unreachable";
 
 /** How a client takes its session back after a dropped link. */
 export interface ReconnectPolicy {
@@ -212,6 +216,8 @@ class Connection implements GameClient {
   #lostWhy: ReconnectReason = "link";
   #retries = 0;
   #unopened = 0;
+  /** Whether the last attempt's socket opened (false: nobody answers at that address). */
+  #lastOpened = true;
   #resumes = 0;
   #retryTimer: ReturnType<typeof setTimeout> | undefined;
   readonly #watchdog: ReturnType<typeof setInterval>;
@@ -299,10 +305,16 @@ class Connection implements GameClient {
    * the server comes back, and the token says what became of it (a run that lives on
    * elsewhere in a cluster is resumed; else a fresh hub, with a Notice saying why).
    */
-  #linkLost(why: ReconnectReason = "link"): void {
+  #linkLost(why: ReconnectReason = "link", opts: { opened?: boolean } = {}): void {
     if (this.#done) return;
     const now = this.#opts.now();
-    if (this.#lostAtMs < 0 || (why === "restart" && this.#lostWhy !== "restart")) {
+    if (opts.opened !== undefined) this.#lastOpened = opts.opened;
+    // The grace is over and the server does not even answer (its process is gone, and
+    // its close frame with it): that is a restart, or an outage; wait for it as one.
+    const overdue = this.#lostAtMs >= 0 && this.#lostWhy === "link" && !this.#lastOpened &&
+      now - this.#lostAtMs > this.runtime.graceMs + this.#policy.giveUpSlackMs;
+    if (overdue) why = "unreachable";
+    if (this.#lostAtMs < 0 || (why !== "link" && this.#lostWhy !== why)) {
       if (this.#lostAtMs < 0) this.runtime.reconnecting();
       this.#lostAtMs = now;
       this.#lostWhy = why;
@@ -311,14 +323,16 @@ class Connection implements GameClient {
       this.#opts.onReconnecting?.(why);
     }
     const p = this.#policy;
-    const restart = this.#lostWhy === "restart";
+    const restart = this.#lostWhy !== "link";
     const giveUpMs = restart ? p.restartGiveUpMs : this.runtime.graceMs + p.giveUpSlackMs;
     if (now - this.#lostAtMs > giveUpMs) {
       this.#link?.close(LINK_LOST, "giving up");
       this.#finish(
         1006,
-        restart
+        this.#lostWhy === "restart"
           ? "the server restarted and did not come back"
+          : restart
+          ? "the server stopped answering"
           : "connection lost, and it did not come back in time",
       );
       return;
@@ -369,7 +383,13 @@ class Connection implements GameClient {
     const inPlay = this.runtime.resumeToken !== undefined &&
       (this.#lostAtMs >= 0 || this.runtime.phase === "playing");
     if (this.#opts.reconnect === false || !inPlay) return undefined;
-    if (code === CloseCode.ServerRestarting) return "restart";
+    // The Reject before the close says it too: a process that exits at once may leave
+    // the socket to end as a bare 1006 before its close frame is read.
+    if (
+      code === CloseCode.ServerRestarting || this.runtime.rejectCode === CloseCode.ServerRestarting
+    ) {
+      return "restart";
+    }
     return FINAL_CLOSES.has(code) ? undefined : "link";
   }
 
@@ -419,7 +439,7 @@ class Connection implements GameClient {
         const retry = this.#retryAfter(code);
         if (retry) {
           if (!opened) this.#unopened++;
-          this.#linkLost(retry);
+          this.#linkLost(retry, { opened });
           return;
         }
         if (opened) {

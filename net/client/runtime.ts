@@ -179,6 +179,8 @@ export class ClientRuntime {
   phase: RuntimePhase = "connecting";
   /** Why the server refused or closed us, for the player to read. */
   closeReason = "";
+  /** The code of the Reject this connection got (the server says it before it closes). */
+  rejectCode: number | undefined;
   playerId = 0;
   instanceId = "";
   /** The world this client is in, from the registry (its rules, look and words). */
@@ -368,6 +370,7 @@ export class ClientRuntime {
         this.#onToken?.(msg.resume);
         // A refused transfer ticket said why before the fallback connection got in.
         this.closeReason = "";
+        this.rejectCode = undefined;
         // The hello's round trip is a first RTT sample: without it, the first frames
         // would name ticks the server has already run and be dropped as stale.
         if (this.#clock.rttMs === 0) this.#clock.addRtt(Math.max(1, nowMs - this.#helloAtMs));
@@ -379,6 +382,7 @@ export class ClientRuntime {
         // Refused at the door, or told why before being closed (a restart, say).
         if (this.phase === "connecting") this.phase = "rejected";
         this.closeReason = msg.reason;
+        this.rejectCode = msg.code;
         return;
       case ServerKind.Enter:
         this.#enter(msg, nowMs);

@@ -241,3 +241,42 @@ Deno.test("a player whose server restarts comes back by itself: reconnecting whi
     await first[Symbol.asyncDispose]();
   }
 });
+
+Deno.test("a process killed outright (no close frame): the bot tries for the grace, then waits for the server as for a restart", async () => {
+  const first = await startMain({});
+  const bot = new Bot(first.ws, { name: "Orphan", mode: "idle" });
+  try {
+    await waitFor("the hub", () => Promise.resolve(bot.client.runtime.instanceId === "hub"), 5000);
+    const killedAt = performance.now();
+    first.child.kill("SIGKILL");
+    await first.child.status;
+    await waitFor("the drop", () => Promise.resolve(bot.log.drops.length > 0), 5000);
+    assert.equal(bot.log.drops[0].why, "link", "a dropped link at first: the session may wait");
+    // Past the 15 s grace nobody has answered: not the end, a longer wait.
+    await waitFor(
+      "the wait for an unreachable server",
+      () => Promise.resolve(bot.log.drops.length > 1),
+      30_000,
+    );
+    const unreachableAfterMs = performance.now() - killedAt;
+    assert.equal(bot.log.drops[1].why, "unreachable");
+    assert.equal(bot.client.runtime.phase, "reconnecting", "still trying, not Disconnected");
+    await using _second = await startMain({}, first.port);
+    await waitFor(
+      "the bot back in a hub",
+      () =>
+        Promise.resolve(
+          bot.client.runtime.phase === "playing" && bot.client.runtime.instanceId === "hub",
+        ),
+      10_000,
+    );
+    console.log(
+      `SIGKILL: "unreachable" after ${(unreachableAfterMs / 1000).toFixed(1)} s; back in a hub ` +
+        `${((performance.now() - killedAt) / 1000).toFixed(1)} s after the kill`,
+    );
+    assert.equal(bot.client.resumes, 1);
+  } finally {
+    await bot.stop();
+    await first[Symbol.asyncDispose]();
+  }
+});
