@@ -40,10 +40,28 @@ export interface ClusterSmokeReport {
 
 const BOTS = 12;
 
-async function waitFor(what: string, cond: () => boolean | Promise<boolean>, timeoutMs: number) {
+/**
+ * Waits for `cond`. The bots play in real time, so on a busy machine everything is slower:
+ * a timeout here guards against a hang, it is not a speed target (each wait is a few
+ * times what a quiet machine needs), and its error says where every bot was.
+ */
+async function waitFor(
+  what: string,
+  cond: () => boolean | Promise<boolean>,
+  opts: { timeoutMs: number; bots?: readonly Bot[] },
+) {
   const start = performance.now();
   while (!(await cond())) {
-    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    if (performance.now() - start > opts.timeoutMs) {
+      const where = (opts.bots ?? []).map((b) =>
+        `${b.name}: ${b.client.runtime.phase} in ${b.client.runtime.instanceId || "nothing"}`
+      );
+      throw new Error(
+        `timed out after ${opts.timeoutMs} ms waiting for ${what} (load ${
+          Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
+        })${where.length > 0 ? `; ${where.join(", ")}` : ""}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -85,13 +103,16 @@ export async function runClusterSmoke(
     await waitFor(
       "every bot in g1's hub",
       () => bots.every((b) => b.client.runtime.instanceId === "g1/hub"),
-      20_000,
+      { timeoutMs: 60_000, bots },
     );
     step(`${BOTS} bots gathered in g1/hub`);
 
     for (const b of bots) b.mode = "portal";
     const inDungeon = (b: Bot) => b.client.runtime.world?.kind === "dungeon";
-    await waitFor("every bot in a dungeon", () => bots.every(inDungeon), 40_000);
+    await waitFor("every bot in a dungeon", () => bots.every(inDungeon), {
+      timeoutMs: 90_000,
+      bots,
+    });
     // Fighting (and dodging) keeps them alive; a bot that dies returns to its hub anyway.
     for (const b of bots) b.mode = "fight";
     const dungeons = new Set(bots.map((b) => b.client.runtime.instanceId));
@@ -122,7 +143,7 @@ export async function runClusterSmoke(
     await waitFor(
       `${traveller.name} back in a hub`,
       () => traveller.client.runtime.world?.kind === "hub",
-      30_000,
+      { timeoutMs: 60_000, bots: [traveller] },
     );
     const path = traveller.log.enters.map((e) => e.instanceId);
     const back = path.at(-1)!;
@@ -145,7 +166,7 @@ export async function runClusterSmoke(
     await waitFor(
       `${traveller.name} resumed on g1 through g2`,
       () => returning.client.runtime.phase === "playing" && returning.log.enters.length > 0,
-      10_000,
+      { timeoutMs: 20_000, bots: [returning] },
     );
     const resumed = returning.log.enters.at(-1)!;
     if (
@@ -175,7 +196,7 @@ export async function runClusterSmoke(
       const insts = await registry.instances();
       return !procs.some((p) => p.id === victimId) &&
         !insts.some((i) => processOf(i.id) === victimId);
-    }, CLUSTER_TIMING.heartbeatTtlMs + 5000);
+    }, { timeoutMs: CLUSTER_TIMING.heartbeatTtlMs + 5000 });
     report.expiredAfterKillSeconds = Math.round((performance.now() - killedAt) / 100) / 10;
     if (report.expiredAfterKillSeconds * 1000 > CLUSTER_TIMING.heartbeatTtlMs + 1000) {
       throw new Error(`records outlived the TTL: ${report.expiredAfterKillSeconds} s`);
@@ -196,7 +217,7 @@ export async function runClusterSmoke(
           b.client.runtime.world?.kind === "hub" && b.client.runtime.phase === "playing" &&
           processOf(b.client.runtime.instanceId) !== victimId
         ),
-      25_000,
+      { timeoutMs: 50_000, bots: rejoined },
     );
     const hubs = new Set(rejoined.map((b) => b.client.runtime.instanceId));
     for (const h of hubs) {

@@ -5,7 +5,7 @@
  * answer with no open offer changes nothing.
  */
 import assert from "node:assert/strict";
-import { PLAYER, WARDEN } from "../../../content/mod.ts";
+import { CONTENT, HUB, PLAYER, WARDEN } from "../../../content/mod.ts";
 import { TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
 import { Instance, type Peer } from "../../../net/server/instance.ts";
 import { MessageEncoder } from "../../../net/wire/codec.ts";
@@ -176,4 +176,67 @@ Deno.test("telegraphs reach clients as events with their source, aim, lead and t
   assert.ok(t.aim >= 0 && t.aim < 65536);
   assert.ok(t.leadTicks > 0);
   assert.ok(t.tick > 0);
+});
+
+Deno.test("'again' after a run in the second dungeon makes that dungeon again, not the first", () => {
+  // The second portal's world; until the first results, its boss at 1 HP in its last
+  // phase after a 2 s wait (no waves): a run that ships firing upwards from the spawn
+  // point end soon. The crew's next run is the world as shipped.
+  const second = HUB.portals[1].to;
+  const weak = { on: true };
+  using h = new NetHarness({
+    worldDef: (kind, _id, world) => {
+      if (kind !== "dungeon" || !world.boss || !weak.on) return world;
+      const phases = world.boss.phases;
+      const spawn = world.arena.spawnPoints[0];
+      return {
+        ...world,
+        arena: { ...world.arena, spawnPoints: [spawn] },
+        player: { ...world.player, maxHp: 255 }, // nobody dies before the boss does
+        waves: [],
+        waveDelayTicks: 120,
+        boss: {
+          ...world.boss,
+          x: spawn.x,
+          y: spawn.y - 200,
+          baseHp: 1,
+          phases: [phases[phases.length - 1]],
+        },
+      };
+    },
+  });
+  // Into the second portal, then fire straight up at the boss from the spawn point.
+  const toSecond: Control = (_tick, c) => {
+    const me = c.runtime.selfView();
+    if (!me) return IDLE;
+    if (c.runtime.world?.kind === "hub") return steerTo(me, c.runtime.world.portals[1]);
+    return { ...IDLE, aim: quantizeAngle(-Math.PI / 2), buttons: Button.Fire };
+  };
+  const [a, b] = ["Ann", "Bo"].map((name) => h.connect(name, { control: toSecond }));
+  h.runUntil(() => a.results.length > 0 && b.results.length > 0, {
+    maxMs: 60_000,
+    what: "results of the second dungeon's run",
+  });
+  weak.on = false;
+  const first = a.enters.find((e) => e.value.reason === EnterReason.Portal)!.value;
+  assert.equal(
+    b.enters.find((e) => e.value.reason === EnterReason.Portal)?.value.instanceId,
+    first.instanceId,
+    "one crew",
+  );
+  assert.equal(CONTENT.worlds[first.worldId].key, second, "the run was in the second dungeon");
+  assert.equal(a.results[0].value.worldId, first.worldId);
+  assert.equal(a.results[0].value.outcome, Outcome.Cleared);
+  for (const c of [a, b]) c.control = () => IDLE;
+  a.runtime.choose(Choice.Again);
+  b.runtime.choose(Choice.Again);
+  h.runUntil(
+    () => [a, b].every((c) => c.enters.at(-1)!.value.reason === EnterReason.Retry),
+    { what: "both back in a run" },
+  );
+  const again = a.enters.at(-1)!.value;
+  assert.equal(CONTENT.worlds[again.worldId].key, second, "the same world again");
+  assert.equal(b.enters.at(-1)!.value.instanceId, again.instanceId, "together");
+  assert.notEqual(again.instanceId, first.instanceId, "a fresh run");
+  assert.equal(h.server.instances.get(again.instanceId)?.worldKey, second);
 });
