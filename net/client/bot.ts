@@ -114,7 +114,11 @@ export class Bot {
     const world = rt.world;
     const self = rt.selfView();
     if (!world || !self || this.mode === "idle") return { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
-    const targets = rt.enemies(now).map((e) => ({ x: e.x, y: e.y, r: 14 }));
+    const targets = rt.enemies(now).map((e) => ({
+      x: e.x,
+      y: e.y,
+      r: CONTENT.enemies[e.kind]?.radiusPx ?? 0,
+    }));
     const boss = rt.boss();
     if (boss && boss.hp > 0) {
       const def = CONTENT.bosses[boss.bossId];
