@@ -4,7 +4,7 @@
  * from), impact sparks and graze glints, and the focused hitbox with its graze
  * band. Free functions over a context holding the world transform.
  */
-import { CONTENT, PLAYER } from "../content/mod.ts";
+import { CONTENT } from "../content/mod.ts";
 import type { EmitterDef } from "../sim/mod.ts";
 import { SPARK_MS, type TelegraphView } from "./effects.ts";
 import type { Scene, ShipView } from "./scene.ts";
@@ -92,13 +92,14 @@ export function drawTelegraphs(
 
 /** Impact sparks (white on what you hit, red on you) and graze glints. */
 export function drawSparks(ctx: CanvasRenderingContext2D, scene: Scene): void {
+  const tuning = scene.world.player;
   for (const s of scene.sparks ?? []) {
     const age = (scene.nowMs - s.atMs) / SPARK_MS[s.kind];
     if (age < 0 || age >= 1) continue;
     const fade = 1 - age;
     if (s.kind === "graze") {
       ctx.beginPath();
-      ctx.arc(s.x, s.y, PLAYER.radiusPx + PLAYER.grazeBandPx * (0.4 + 0.6 * age), 0, TAU);
+      ctx.arc(s.x, s.y, tuning.radiusPx + tuning.grazeBandPx * (0.4 + 0.6 * age), 0, TAU);
       ctx.strokeStyle = `rgba(180,240,255,${0.55 * fade})`;
       ctx.lineWidth = 1.5;
       ctx.stroke();
@@ -121,18 +122,18 @@ export function drawSparks(ctx: CanvasRenderingContext2D, scene: Scene): void {
   }
 }
 
-/** In focus: the hitbox the server judges and, faintly, the graze band around it. */
-export function drawFocus(ctx: CanvasRenderingContext2D, ship: ShipView): void {
+/**
+ * In focus: the graze band around the hitbox (this world's ship). The hitbox itself is
+ * drawn always, by `drawHitbox`, at exactly the judged radius.
+ */
+export function drawFocus(
+  ctx: CanvasRenderingContext2D,
+  ship: ShipView,
+  tuning: { readonly radiusPx: number; readonly grazeBandPx: number },
+): void {
   ctx.beginPath();
-  ctx.arc(ship.x, ship.y, PLAYER.radiusPx + PLAYER.grazeBandPx, 0, TAU);
+  ctx.arc(ship.x, ship.y, tuning.radiusPx + tuning.grazeBandPx, 0, TAU);
   ctx.strokeStyle = "rgba(150,220,255,0.22)";
   ctx.lineWidth = 1;
-  ctx.stroke();
-  ctx.beginPath();
-  ctx.arc(ship.x, ship.y, PLAYER.radiusPx, 0, TAU);
-  ctx.fillStyle = "rgba(255,255,255,0.18)";
-  ctx.fill();
-  ctx.strokeStyle = "#ffffff";
-  ctx.lineWidth = 1.5;
   ctx.stroke();
 }

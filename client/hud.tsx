@@ -32,7 +32,7 @@ export function Hud({ game }: { game: Game }) {
               <StagePanel hud={hud} />
               <Toasts hud={hud} />
               {hud.netgraphOn.value && <Netgraph hud={hud} />}
-              <div class="grow" />
+              <Spacer stick={touch && "MOVE"} />
               <EscapeBar hud={hud} touch={touch} />
               <HpPips hud={hud} />
               <Settings game={game} />
@@ -41,7 +41,7 @@ export function Hud({ game }: { game: Game }) {
               <BossBar hud={hud} />
               <Roster hud={hud} />
               {help}
-              <div class="grow" />
+              <Spacer stick={touch && "AIM + FIRE"} />
               <TouchButtons game={game} />
             </div>
           </>
@@ -72,6 +72,18 @@ export function Hud({ game }: { game: Game }) {
         )}
       <BannerView hud={hud} />
       <HurtFlash hud={hud} />
+    </div>
+  );
+}
+
+/**
+ * The free space of a side column. On touch screens it shows the stick's hint there,
+ * in the gap between panels rather than under them (hidden when the gap is too small).
+ */
+function Spacer({ stick }: { stick: string | false }) {
+  return (
+    <div class={stick ? "grow stick-slot" : "grow"}>
+      {stick && <div class="stick-hint">{stick}</div>}
     </div>
   );
 }
@@ -210,7 +222,7 @@ function Roster({ hud }: { hud: HudState }) {
             class={`${l.self ? "self " : ""}${l.status}`}
             data-name={l.name}
           >
-            <span class="pname">{l.name}{l.self ? " (you)" : ""}</span>
+            <span class="pname">{l.name}{l.self && <span class="you">(you)</span>}</span>
             <span class="pstate">
               {l.status === "dead" ? "down" : l.status === "escaped" ? "escaped" : `${l.hp} HP`}
             </span>

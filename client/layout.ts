@@ -37,8 +37,9 @@ const MAX_SCALE = 1.6;
 const COLUMN_SHARE = 0.17;
 const COLUMN_MIN_PX = 168;
 const COLUMN_MAX_PX = 300;
-/** Tall: the top band (stage, roster, boss bar) and the least room kept below the arena. */
-const TALL_TOP_PX = 112;
+/** Tall: the top band (stage and a crew of four in a row, the boss bar under them) and the least
+ * room kept below the arena. */
+const TALL_TOP_PX = 136;
 const TALL_BOTTOM_PX = 72;
 /** With thumbs, the band below the arena must hold two sticks and the buttons. */
 const TALL_BOTTOM_TOUCH_PX = 220;

@@ -123,7 +123,7 @@ export class Renderer {
     if (scene.telegraphs) drawTelegraphs(ctx, scene, scene.telegraphs);
     this.#bullets.draw(ctx, scene.bullets, { selfId: self?.id ?? 0, view });
     if (self && (self.flags & PlayerFlag.Active) !== 0) {
-      if (scene.focus) drawFocus(ctx, self);
+      if (scene.focus) drawFocus(ctx, self, world.player);
       drawHitbox(ctx, self, world);
     }
     drawFlashes(ctx, scene);

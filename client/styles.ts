@@ -32,8 +32,9 @@ padding:8px 12px;box-shadow:0 4px 18px rgba(0,0,0,.35);box-sizing:border-box}
 .wave-text{font-size:12px;color:#ffcf9e;margin-top:4px}
 .hud.tall .wave-text{margin-top:2px;font-size:11px}
 .boss{text-shadow:0 1px 3px #000}
-.boss-name{font-weight:700;letter-spacing:.03em;font-size:13px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
-.boss-head{display:flex;align-items:baseline;justify-content:space-between;gap:8px;font-size:12px;margin-bottom:3px}
+.boss-name{font-weight:700;letter-spacing:.03em;font-size:13px;line-height:1.25;overflow-wrap:anywhere}
+.hud.tall .boss-name{white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.boss-head{display:flex;flex-wrap:wrap;align-items:baseline;justify-content:space-between;gap:0 8px;font-size:12px;margin-bottom:3px}
 .hud.tall .boss{display:grid;grid-template-columns:auto 1fr auto;align-items:center;gap:2px 10px}
 .hud.tall .boss .boss-head{display:contents}
 .hud.tall .boss .boss-bar{grid-column:1 / -1}
@@ -53,6 +54,9 @@ padding:5px 12px;font-size:13px;animation:toast-in .2s ease-out;max-width:100%;b
 .roster ul{list-style:none;margin:0;padding:0;font-size:14px}
 .roster li{display:flex;justify-content:space-between;gap:10px;padding:1px 0;white-space:nowrap}
 .roster .pname{overflow:hidden;text-overflow:ellipsis}
+.roster .you{margin-left:.3em}
+.hud.wide.touch .roster ul{font-size:13px}
+.hud.wide.touch .roster .you{display:none}
 .hud.tall .roster .panel-title{display:none}
 .hud.tall .roster ul{display:grid;grid-template-columns:1fr;font-size:12px;line-height:1.3}
 .roster li.self .pname{color:#5ff4ff;font-weight:600}
@@ -65,7 +69,7 @@ padding:5px 12px;font-size:13px;animation:toast-in .2s ease-out;max-width:100%;b
 .graze{font-size:12px;color:#b4ecff;margin-left:4px;white-space:nowrap;animation:graze-in .25s ease-out}
 @keyframes graze-in{from{color:#ffffff;text-shadow:0 0 8px #9fe8ff}to{color:#b4ecff;text-shadow:none}}
 .escape{text-align:center}
-.escape-text{font-size:13px;color:#fff1b0;margin-bottom:6px}
+.escape-text{font-size:13px;color:#fff1b0;margin-bottom:6px;text-wrap:balance}
 .escape.cancelled{color:#ffb0a0;font-size:13px}
 .escape-hint{font-size:12px;color:rgba(200,205,240,.6)}
 .hud.tall .escape-hint{flex:1 1 0;min-width:0;text-align:center}
@@ -124,7 +128,9 @@ button.primary:disabled{opacity:.6;cursor:wait}
 .stick-zone{position:absolute;pointer-events:auto;touch-action:none}
 .stick-hint{position:absolute;top:50%;left:50%;transform:translate(-50%,-50%);font-size:11px;letter-spacing:.12em;
 color:rgba(220,225,255,.3);border:2px dashed rgba(220,225,255,.15);border-radius:50%;width:84px;height:84px;
-display:flex;align-items:center;justify-content:center;text-align:center}
+display:flex;align-items:center;justify-content:center;text-align:center;box-sizing:border-box}
+.stick-slot{position:relative;container-type:size}
+@container (max-height:88px){.stick-slot .stick-hint{display:none}}
 .stick-base{position:absolute;width:112px;height:112px;margin:-56px 0 0 -56px;border-radius:50%;
 border:2px solid rgba(200,210,255,.35);background:rgba(20,24,50,.35)}
 .stick-knob{position:absolute;left:32px;top:32px;width:48px;height:48px;border-radius:50%;
@@ -140,6 +146,8 @@ background:rgba(95,244,255,.55);box-shadow:0 0 14px rgba(95,244,255,.5)}
 .results tr.self td:first-child{color:#5ff4ff;font-weight:600}
 .results .status{margin-left:8px;font-size:11px;color:#8e93c8}
 .choices{display:flex;flex-direction:column;gap:8px;margin-top:6px}
+@media (max-width:420px){.card{padding:20px 16px}.results th,.results td{padding:4px 3px}}
+@media (max-height:420px){.card{padding:14px 24px}}
 button.secondary{font:inherit;font-size:15px;padding:10px;border-radius:10px;cursor:pointer;
 color:#c9cdf5;background:transparent;border:1px solid rgba(150,160,255,.35)}
 `;

@@ -24,6 +24,8 @@ export function TouchControls(
   // The button can vanish mid-hold (the dungeon ends): never leave escape stuck on.
   if (!escape) touch.escape = false;
   const a = layout.arena;
+  // Wide: the HUD shows the hints in its columns' free space, clear of its panels.
+  const hint = layout.mode === "tall";
   const zone = (side: "left" | "right") =>
     layout.mode === "wide"
       ? { top: "0px", bottom: "0px", width: `${layout.columnPx}px`, [side]: "0px" }
@@ -38,7 +40,7 @@ export function TouchControls(
       <Stick
         zone={zone("left")}
         side="left"
-        label="MOVE"
+        label={hint && "MOVE"}
         onMove={(x, y) => {
           touch.moveX = x;
           touch.moveY = y;
@@ -47,7 +49,7 @@ export function TouchControls(
       <Stick
         zone={zone("right")}
         side="right"
-        label="AIM + FIRE"
+        label={hint && "AIM + FIRE"}
         onMove={(x, y) => {
           const held = Math.hypot(x, y) > AIM_DEADZONE;
           touch.aiming = held;
@@ -72,7 +74,7 @@ function Stick(
   { side, label, onMove, zone }: {
     zone: Record<string, string>;
     side: "left" | "right";
-    label: string;
+    label: string | false;
     onMove: (x: number, y: number) => void;
   },
 ) {
@@ -121,7 +123,7 @@ function Stick(
             <div class="stick-knob" style={{ transform: `translate(${s.kx}px, ${s.ky}px)` }} />
           </div>
         )
-        : <div class="stick-hint">{label}</div>}
+        : label && <div class="stick-hint">{label}</div>}
     </div>
   );
 }

@@ -1,6 +1,6 @@
 /**
  * What the page's HUD looks like, measured in the page: every visible HUD box
- * (panels, toasts, hints, buttons) against every other that is not its ancestor,
+ * (panels, toasts, hints, buttons, the thumbsticks' hints) against every other that is not its ancestor,
  * against the arena and the window, and text cut off. Runs inside the page through
  * `page.evaluate(hudReport)` (it must not close over anything); used by the layout
  * test and the player's tour.
@@ -25,7 +25,7 @@ export function hudReport(): HudReport {
   const a = layout.arena;
   const boxes = [
     ...document.querySelectorAll<HTMLElement>(
-      ".hud .panel, .hud .toast, .hud .escape-hint, .hud .hud-btn, .hud .graze",
+      ".hud .panel, .hud .toast, .hud .escape-hint, .hud .hud-btn, .hud .graze, .hud .stick-hint",
     ),
   ].filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().width > 0);
   const name = (el: HTMLElement) =>
