@@ -375,11 +375,21 @@ export function drawLabels(
   ctx.lineWidth = 3;
   ctx.strokeStyle = "rgba(5,6,14,0.85)";
   ctx.font = "600 13px system-ui, sans-serif";
-  for (const portal of scene.world.portals) {
+  const portals = scene.world.portals;
+  for (const portal of portals) {
     const at = toScreen(portal.x, portal.y + portal.radiusPx * 2);
+    // As wide as the gap to the nearest other portal allows: wrapped on a small screen.
+    let roomPx = Infinity;
+    for (const other of portals) {
+      if (other !== portal) {
+        roomPx = Math.min(roomPx, Math.abs(toScreen(other.x, other.y).x - at.x));
+      }
+    }
     ctx.fillStyle = `hsla(${portal.hue},100%,92%,0.9)`;
-    ctx.strokeText(portal.label, at.x, at.y + 14);
-    ctx.fillText(portal.label, at.x, at.y + 14);
+    wrapWords(ctx, portal.label, roomPx - LABEL_GAP_PX).forEach((line, k) => {
+      ctx.strokeText(line, at.x, at.y + 14 + k * LABEL_LINE_PX);
+      ctx.fillText(line, at.x, at.y + 14 + k * LABEL_LINE_PX);
+    });
   }
   ctx.font = "600 12px system-ui, sans-serif";
   const selfId = scene.self?.id ?? 0;
@@ -401,6 +411,26 @@ export function drawLabels(
     ctx.fillText(tag, at.x, at.y - 24);
   }
   ctx.globalAlpha = 1;
+}
+
+/** Space kept between two portals' labels, and a label's line height, in CSS px. */
+const LABEL_GAP_PX = 12;
+const LABEL_LINE_PX = 15;
+
+/** `text` in lines no wider than `maxPx` in the context's font (a longer word keeps its line). */
+export function wrapWords(ctx: CanvasRenderingContext2D, text: string, maxPx: number): string[] {
+  if (ctx.measureText(text).width <= maxPx) return [text];
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    const next = line ? `${line} ${word}` : word;
+    if (line && ctx.measureText(next).width > maxPx) {
+      lines.push(line);
+      line = word;
+    } else line = next;
+  }
+  if (line) lines.push(line);
+  return lines;
 }
 
 /** White bursts on whatever was struck in the last FLASH_MS. */

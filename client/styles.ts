@@ -78,6 +78,10 @@ padding:5px 12px;font-size:13px;animation:toast-in .2s ease-out;max-width:100%;b
 .help dt{color:#5ff4ff;font-weight:600}
 .help dd{margin:0;color:#d8daf5}
 .help-foot{margin-top:6px;color:#c9b6ff}
+.hud.wide.touch .help dl{display:block}
+.hud.wide.touch .help dt,.hud.wide.touch .help dd{display:inline}
+.hud.wide.touch .help dd::after{content:"";display:block;margin-bottom:2px}
+.hud.wide.touch .help dd::before{content:" "}
 .buttons{display:flex;flex-wrap:wrap;gap:6px;justify-content:flex-end;align-items:center}
 .col.left .buttons{justify-content:flex-start}
 .hud .col>*{flex-shrink:0}
@@ -130,7 +134,8 @@ button.primary:disabled{opacity:.6;cursor:wait}
 color:rgba(220,225,255,.3);border:2px dashed rgba(220,225,255,.15);border-radius:50%;width:84px;height:84px;
 display:flex;align-items:center;justify-content:center;text-align:center;box-sizing:border-box}
 .stick-slot{position:relative;container-type:size}
-@container (max-height:88px){.stick-slot .stick-hint{display:none}}
+.stick-slot .stick-hint{width:min(84px,calc(100cqh - 8px));height:min(84px,calc(100cqh - 8px))}
+@container (max-height:56px){.stick-slot .stick-hint{display:none}}
 .stick-base{position:absolute;width:112px;height:112px;margin:-56px 0 0 -56px;border-radius:50%;
 border:2px solid rgba(200,210,255,.35);background:rgba(20,24,50,.35)}
 .stick-knob{position:absolute;left:32px;top:32px;width:48px;height:48px;border-radius:50%;
