@@ -374,7 +374,6 @@ export function drawLabels(
   ctx.lineJoin = "round";
   ctx.lineWidth = 3;
   ctx.strokeStyle = "rgba(5,6,14,0.85)";
-  ctx.font = "600 13px system-ui, sans-serif";
   const portals = scene.world.portals;
   for (const portal of portals) {
     const at = toScreen(portal.x, portal.y + portal.radiusPx * 2);
@@ -386,15 +385,23 @@ export function drawLabels(
       }
     }
     ctx.fillStyle = `hsla(${portal.hue},100%,92%,0.9)`;
-    wrapWords(ctx, portal.label, roomPx - LABEL_GAP_PX).forEach((line, k) => {
+    ctx.font = "600 13px system-ui, sans-serif";
+    let lines = wrapWords(ctx, portal.label, roomPx - LABEL_GAP_PX);
+    if (lines.length > 2) {
+      // A smaller font rather than a third line with a word alone on it.
+      ctx.font = "600 11px system-ui, sans-serif";
+      lines = wrapWords(ctx, portal.label, roomPx - LABEL_GAP_PX);
+    }
+    lines.forEach((line, k) => {
       ctx.strokeText(line, at.x, at.y + 14 + k * LABEL_LINE_PX);
       ctx.fillText(line, at.x, at.y + 14 + k * LABEL_LINE_PX);
     });
   }
   ctx.font = "600 12px system-ui, sans-serif";
   const selfId = scene.self?.id ?? 0;
-  const ships = scene.self ? [...scene.others, scene.self] : scene.others;
-  for (const s of ships) {
+  // Your own tag keeps its place; a tag that would cover one placed before it moves up.
+  const ships = scene.self ? [scene.self, ...scene.others] : scene.others;
+  const tags = ships.map((s) => {
     const away = (s.flags & PlayerFlag.Away) !== 0;
     const dim = (s.flags & PlayerFlag.Active) === 0 || away;
     const tag = (s.flags & PlayerFlag.Dead) !== 0
@@ -405,12 +412,45 @@ export function drawLabels(
       ? `${s.name} (reconnecting…)`
       : s.name;
     const at = toScreen(s.x, s.y);
+    return { s, tag, dim, x: at.x, y: at.y - 24, w: ctx.measureText(tag).width };
+  });
+  const ys = stackTags(tags, TAG_LINE_PX);
+  tags.forEach(({ s, tag, dim, x }, i) => {
     ctx.globalAlpha = dim ? 0.45 : 1;
-    ctx.strokeText(tag, at.x, at.y - 24);
+    ctx.strokeText(tag, x, ys[i]);
     ctx.fillStyle = s.id === selfId ? CONTENT.ships.self : "#f0eefc";
-    ctx.fillText(tag, at.x, at.y - 24);
-  }
+    ctx.fillText(tag, x, ys[i]);
+  });
   ctx.globalAlpha = 1;
+}
+
+/** A name tag's line height in CSS px (12 px text and its outline). */
+const TAG_LINE_PX = 14;
+/** How many lines a tag may climb to clear the ones before it. */
+const TAG_CLIMB_MAX = 3;
+
+/**
+ * Baselines for centred tags (`x`, baseline `y`, width `w`, in CSS px) so that none
+ * covers one placed before it: each climbs to just above the one it would cover, at most
+ * `TAG_CLIMB_MAX` times.
+ */
+export function stackTags(
+  tags: readonly { readonly x: number; readonly y: number; readonly w: number }[],
+  lineH: number,
+): number[] {
+  const placed: { x0: number; x1: number; y: number }[] = [];
+  return tags.map((t) => {
+    const x0 = t.x - t.w / 2;
+    const x1 = t.x + t.w / 2;
+    let y = t.y;
+    for (let k = 0; k < TAG_CLIMB_MAX; k++) {
+      const under = placed.find((p) => x0 < p.x1 && p.x0 < x1 && Math.abs(p.y - y) < lineH);
+      if (!under) break;
+      y = under.y - lineH;
+    }
+    placed.push({ x0, x1, y });
+    return y;
+  });
 }
 
 /** Space kept between two portals' labels, and a label's line height, in CSS px. */

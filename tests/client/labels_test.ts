@@ -1,6 +1,6 @@
-/** wrapWords(): portal labels wrap at word breaks when the room between portals is short. */
+/** Labels drawn on the canvas: portal labels wrap when short of room, name tags do not cover each other. */
 import assert from "node:assert/strict";
-import { wrapWords } from "../../client/draw_world.ts";
+import { stackTags, wrapWords } from "../../client/draw_world.ts";
 import { HUB } from "../../content/mod.ts";
 
 /** A context whose font is 7 px a character: enough of measureText for wrapping. */
@@ -23,4 +23,19 @@ Deno.test("wrapWords() breaks a long label at spaces into lines that fit", () =>
 
 Deno.test("wrapWords() keeps a word longer than the room on a line of its own", () => {
   assert.deepEqual(wrapWords(ctx, "a Cathedralesque b", 5 * 7), ["a", "Cathedralesque", "b"]);
+});
+
+Deno.test("stackTags() lifts a tag that would cover an earlier one, and leaves apart ones alone", () => {
+  const ys = stackTags([
+    { x: 100, y: 200, w: 60 }, // your own: stays
+    { x: 120, y: 204, w: 60 }, // overlaps it: just above it
+    { x: 300, y: 200, w: 60 }, // far away: stays
+    { x: 110, y: 200, w: 60 }, // overlaps the first, then the second: above both
+  ], 14);
+  assert.deepEqual(ys, [200, 186, 200, 172]);
+});
+
+Deno.test("stackTags() climbs at most three lines", () => {
+  const ys = stackTags(Array.from({ length: 6 }, () => ({ x: 0, y: 100, w: 40 })), 10);
+  assert.deepEqual(ys, [100, 90, 80, 70, 70, 70]);
 });
