@@ -160,14 +160,18 @@ function ResultsScreen({ game }: { game: Game }) {
   const r = game.results.value;
   if (!r) return null;
   const cleared = r.outcome === Outcome.Cleared;
+  const world = CONTENT.worlds[r.worldId];
+  // The boss's own last words: the banner that said them gives way to this card at once.
+  const defeated = world?.boss?.words.defeated;
   const selfId = game.runtime?.playerId;
   const inHub = game.hud.worldKind.value === "hub";
   const rows = [...r.rows].sort((a, b) => b.damageDealt - a.damageDealt);
   return (
     <div class="overlay results-overlay">
       <div class={`card results ${cleared ? "cleared" : "wiped"}`} data-testid="results">
-        <div class="title-kicker">{CONTENT.worlds[r.worldId]?.name ?? "The dungeon"}</div>
-        <h2>{cleared ? "Dungeon cleared!" : "The crew has fallen"}</h2>
+        <div class="title-kicker">{world?.name ?? "The dungeon"}</div>
+        <h2>{cleared ? defeated?.title ?? "Dungeon cleared!" : "The crew has fallen"}</h2>
+        {cleared && defeated && <p class="lede">{defeated.sub}</p>}
         <p class="lede">Run time {clock(r.durationTicks)}</p>
         <table>
           <thead>

@@ -38,7 +38,7 @@ export const CANTOR = {
     awakens: "The Cantor lifts its voice",
     defeated: {
       title: "The choir is silent",
-      sub: "The Cantor's last note fades. Returning to the hub…",
+      sub: "The Cantor's last note fades.",
     },
   },
   x: 560,

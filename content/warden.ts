@@ -27,7 +27,7 @@ export const WARDEN = {
     awakens: "The Warden of the Fold awakens",
     defeated: {
       title: "Dungeon cleared!",
-      sub: "The Warden of the Fold is undone. Returning to the hub…",
+      sub: "The Warden of the Fold is undone.",
     },
   },
   x: 640,
