@@ -457,9 +457,28 @@ export function stackTags(
 const LABEL_GAP_PX = 12;
 const LABEL_LINE_PX = 15;
 
-/** `text` in lines no wider than `maxPx` in the context's font (a longer word keeps its line). */
+/**
+ * `text` in lines no wider than `maxPx` in the context's font (a longer word keeps its
+ * line), as few as fit and as even as those allow: no word left alone on the last line
+ * when a narrower width gives the same count.
+ */
 export function wrapWords(ctx: CanvasRenderingContext2D, text: string, maxPx: number): string[] {
   if (ctx.measureText(text).width <= maxPx) return [text];
+  const lines = greedyLines(ctx, text, maxPx);
+  let lo = 0;
+  let hi = maxPx;
+  let best = lines;
+  // The narrowest width (to a pixel) that still needs no more lines.
+  while (hi - lo > 1) {
+    const mid = (lo + hi) / 2;
+    const tried = greedyLines(ctx, text, mid);
+    if (tried.length <= lines.length) [hi, best] = [mid, tried];
+    else lo = mid;
+  }
+  return best;
+}
+
+function greedyLines(ctx: CanvasRenderingContext2D, text: string, maxPx: number): string[] {
   const lines: string[] = [];
   let line = "";
   for (const word of text.split(" ")) {

@@ -21,6 +21,11 @@ Deno.test("wrapWords() breaks a long label at spaces into lines that fit", () =>
   for (const line of lines) assert.ok(line.length * 7 <= maxPx, `"${line}" is too wide`);
 });
 
+Deno.test("wrapWords() evens the lines out rather than leave a word alone", () => {
+  // Greedy at 15 characters gives "The Fold — walk" / "in"; two lines of at most 9 do.
+  assert.deepEqual(wrapWords(ctx, "The Fold — walk in", 15 * 7), ["The Fold", "— walk in"]);
+});
+
 Deno.test("wrapWords() keeps a word longer than the room on a line of its own", () => {
   assert.deepEqual(wrapWords(ctx, "a Cathedralesque b", 5 * 7), ["a", "Cathedralesque", "b"]);
 });
