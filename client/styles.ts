@@ -152,7 +152,8 @@ background:rgba(95,244,255,.55);box-shadow:0 0 14px rgba(95,244,255,.5)}
 .results .status{margin-left:8px;font-size:11px;color:#8e93c8}
 .choices{display:flex;flex-direction:column;gap:8px;margin-top:6px}
 @media (max-width:420px){.card{padding:20px 16px}.results th,.results td{padding:4px 3px}}
-@media (max-height:420px){.card{padding:14px 24px}}
+@media (max-height:420px){.card{padding:14px 24px}.card.results{gap:4px}.card.results h2{font-size:20px}
+.card.results .lede{margin:0}.choices{flex-direction:row}.choices>button{flex:1 1 0}}
 button.secondary{font:inherit;font-size:15px;padding:10px;border-radius:10px;cursor:pointer;
 color:#c9cdf5;background:transparent;border:1px solid rgba(150,160,255,.35)}
 `;
