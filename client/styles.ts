@@ -27,6 +27,7 @@ padding:8px 12px;box-shadow:0 4px 18px rgba(0,0,0,.35);box-sizing:border-box}
 .fill.foe{background:linear-gradient(90deg,#ff6a4d,#ffb347)}
 .fill.esc{background:linear-gradient(90deg,#ffe066,#fff6c2)}
 .stage .world-name{font-weight:700;letter-spacing:.04em;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
+.hud.wide .stage .world-name{white-space:normal;overflow-wrap:anywhere}
 .stage .stage-label{color:#b9bde6;font-size:13px}
 .hud.tall .stage .stage-label{font-size:12px;line-height:1.25}
 .wave-text{font-size:12px;color:#ffcf9e;margin-top:4px}

@@ -56,8 +56,12 @@ export function hudReport(): HudReport {
       }
     }
   }
-  // Text cut with an ellipsis inside a box (a name, a boss's name) counts as clipped too.
-  for (const el of document.querySelectorAll<HTMLElement>(".hud .pname, .hud .boss-name")) {
+  // Text cut with an ellipsis inside a box (a name, a boss's or world's name) counts as clipped too.
+  for (
+    const el of document.querySelectorAll<HTMLElement>(
+      ".hud .pname, .hud .boss-name, .hud .world-name",
+    )
+  ) {
     if (el.scrollWidth > el.clientWidth + 1) clipped.push(name(el));
   }
   // The region each HUD column or band may use must itself be inside the window.
