@@ -285,7 +285,9 @@ export function drawShip(
   ship: ShipView,
   opts: { self: boolean; nowMs: number },
 ): void {
-  const away = (ship.flags & PlayerFlag.Away) !== 0;
+  // Your own ship is drawn as you fly it: a park the server noted on a late link is not
+  // yours to see fade (the reconnecting overlay says when the link is really gone).
+  const away = !opts.self && (ship.flags & PlayerFlag.Away) !== 0;
   const active = (ship.flags & PlayerFlag.Active) !== 0 && !away;
   let alpha = active ? 1 : 0.3;
   if (active && (ship.flags & PlayerFlag.Invulnerable) !== 0) {
@@ -402,7 +404,7 @@ export function drawLabels(
   // Your own tag keeps its place; a tag that would cover one placed before it moves up.
   const ships = scene.self ? [scene.self, ...scene.others] : scene.others;
   const tags = ships.map((s) => {
-    const away = (s.flags & PlayerFlag.Away) !== 0;
+    const away = s.id !== selfId && (s.flags & PlayerFlag.Away) !== 0;
     const dim = (s.flags & PlayerFlag.Active) === 0 || away;
     const tag = (s.flags & PlayerFlag.Dead) !== 0
       ? `${s.name} (down)`
