@@ -3,10 +3,13 @@
  * (BOSS_RUSH=1, so four bots are at the Warden within seconds) and four bots, each
  * behind a counting UDP relay. Over `--seconds` of the boss fight it prints, per
  * direction and per client, packets and wire bytes a second (UDP/IP included) and
- * a histogram of packet sizes, which tells ack-only packets (the smallest) from
- * those that carry data. A quicker look than `deno task smoke`, for tuning.
+ * a histogram of packet sizes, which tells ack-only packets (30–39 B) from those
+ * that carry data. With --websocket the bots use WebSockets instead and it prints
+ * the kernel's own count of the server's TCP segments (`ss -ti`: pure acks included,
+ * which the smoke's frames + 52 B leaves out) beside the smoke's count. A quicker
+ * look than `deno task smoke`, for tuning. Needs `ss` (iproute2) for --websocket.
  *
- *   deno run -A tools/wire_probe.ts [--seconds 20] [--loss 0.05]
+ *   deno run -A tools/wire_probe.ts [--seconds 20] [--loss 0.05] [--websocket]
  */
 import { Bot, fetchServerAddress, type ServerAddress } from "../net/client/mod.ts";
 import { UDP_IP_BYTES, UdpRelay } from "./udp_relay.ts";
@@ -62,9 +65,6 @@ async function tcpCounts(port: number): Promise<TcpCounts> {
   };
 }
 
-/** Datagrams smaller than this carry no data (QUIC acks and the like). */
-const ACK_ONLY_BELOW_BYTES = 45;
-
 /** Packet sizes seen one way, in buckets of BUCKET_BYTES. */
 const BUCKET_BYTES = 10;
 
@@ -91,10 +91,7 @@ if (import.meta.main) {
   const bots: Bot[] = [];
   let measuring = false;
   const sizes = { up: new Map<number, number>(), down: new Map<number, number>() };
-  const waits = new Map<number, number>();
-  const pendingUp: (number | undefined)[] = [];
   try {
-    await waitFor("the server", () => false, 0).catch(() => {});
     for (let i = 0;; i++) {
       try {
         if ((await (await fetch(`${base}/healthz`)).json()).ok) break;
@@ -115,16 +112,6 @@ if (import.meta.main) {
         seed: i,
         onDatagram: (dir, bytes) => {
           if (!measuring) return;
-          // How long an input datagram waits for the next data packet the other way.
-          if (bytes >= ACK_ONLY_BELOW_BYTES) {
-            const now = performance.now();
-            if (dir === "up") pendingUp[i - 1] ??= now;
-            else if (pendingUp[i - 1] !== undefined) {
-              const w = Math.min(60, Math.floor((now - pendingUp[i - 1]!) / 5) * 5);
-              waits.set(w, (waits.get(w) ?? 0) + 1);
-              pendingUp[i - 1] = undefined;
-            }
-          }
           const b = Math.floor(bytes / BUCKET_BYTES) * BUCKET_BYTES;
           sizes[dir].set(b, (sizes[dir].get(b) ?? 0) + 1);
         },
@@ -191,14 +178,6 @@ if (import.meta.main) {
     console.log(`  sizes/s ${hist(sizes.down)}`);
     console.log(`up:   ${per(upN)} packets/s, wire ${per(upB)} B/s, payload ${per(pUp)} B/s`);
     console.log(`  sizes/s ${hist(sizes.up)}`);
-    const total = [...waits.values()].reduce((a, b) => a + b, 0);
-    console.log(
-      `wait from a data packet up to the next down, ms (share): ${
-        [...waits.entries()].sort((a, b) => a[0] - b[0]).map(([k, v]) =>
-          `${k}:${(v / total).toFixed(2)}`
-        ).join(" ")
-      }`,
-    );
     if (ws) {
       const d = (k: keyof TcpCounts) => per(tcp1[k] - tcp0[k]);
       console.log(
