@@ -22,7 +22,6 @@
  */
 import { CONTENT_HASH } from "../../content/mod.ts";
 import assert from "node:assert/strict";
-import process from "node:process";
 import { INPUT_LIMITS, LIMITS, SNAPSHOT_HZ } from "../../content/net_tuning.ts";
 import {
   CodecError,
@@ -40,7 +39,8 @@ import {
   type SnapshotWireMsg,
 } from "../../net/wire/protocol.ts";
 import type { InputVerdict } from "../../sim/mod.ts";
-import { Rng, TICK_MS } from "../../sim/mod.ts";
+import { Rng } from "../../sim/mod.ts";
+import { LoopProbe } from "./_probe.ts";
 import { connectClient, type GameClient } from "../../net/client/connect.ts";
 import type { GameServer } from "../../net/server/server.ts";
 import {
@@ -89,9 +89,6 @@ const MIN_WINDOW_MS = 2000;
  * have made it on time, and no hostile frame is to blame.
  */
 const MAX_LATE_TICKS = 3;
-/** The probe's period; the CPU share of a gap that makes a stall this process's own. */
-const PROBE_EVERY_MS = 2;
-const OWN_STALL_CPU_SHARE = 0.5;
 
 const encoder = new MessageEncoder();
 const localDecoder = new MessageDecoder();
@@ -322,46 +319,6 @@ class Honest {
 }
 
 // ---------------------------------------------------------------- measuring
-
-/**
- * Watches this process's event loop for stalls (gaps between timer wake-ups longer than a
- * tick) and, for each, how much CPU the process got meanwhile. A stall during which the
- * process barely ran is the machine's (another process had the cores); one during which
- * it was busy is its own (the server's work, a hostile flood, GC) and excuses nothing.
- */
-class LoopProbe {
-  /** Tick periods lost while the process was off the CPU. */
-  starvedTicks = 0;
-  /** Stalls of either kind, and the longest gap. */
-  stalls = 0;
-  ownStalls = 0;
-  maxGapMs = 0;
-  #lastMs = performance.now();
-  #lastCpu = process.cpuUsage();
-  readonly #timer: ReturnType<typeof setInterval>;
-
-  constructor() {
-    this.#timer = setInterval(() => this.#sample(), PROBE_EVERY_MS);
-  }
-
-  #sample(): void {
-    const nowMs = performance.now();
-    const cpu = process.cpuUsage();
-    const gapMs = nowMs - this.#lastMs;
-    const cpuMs = (cpu.user - this.#lastCpu.user + cpu.system - this.#lastCpu.system) / 1000;
-    this.#lastMs = nowMs;
-    this.#lastCpu = cpu;
-    this.maxGapMs = Math.max(this.maxGapMs, gapMs);
-    if (gapMs <= TICK_MS) return;
-    this.stalls++;
-    if (cpuMs < OWN_STALL_CPU_SHARE * gapMs) this.starvedTicks += Math.floor(gapMs / TICK_MS);
-    else this.ownStalls++;
-  }
-
-  stop(): void {
-    clearInterval(this.#timer);
-  }
-}
 
 interface Watch {
   readonly startMs: number;

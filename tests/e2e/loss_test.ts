@@ -17,6 +17,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium.ts";
+import { LoopProbe } from "./_probe.ts";
 import { UdpRelay } from "../../tools/udp_relay.ts";
 import type { ClientRuntime } from "../../net/client/runtime.ts";
 import { linkSpec } from "../../net/link/mod.ts";
@@ -55,6 +56,11 @@ interface Figures {
   maxSnapshotGapMs: number;
   /** The page's own longest stall (a 5 ms timer's longest gap, less 5): a starved tab. */
   pageStallMs: number;
+  /**
+   * This process's own longest stall (tests/e2e/_probe.ts, less its 2 ms period): it
+   * hosts the server, the relay and Playwright, and a stall here holds snapshots back.
+   */
+  serverStallMs: number;
   correctionsPerMin: number;
   eventsSent: number;
   eventsReceived: number;
@@ -146,6 +152,7 @@ async function playAndMeasure(
   const packets0 = { up: opts.relay?.up.datagrams ?? 0, down: opts.relay?.down.datagrams ?? 0 };
   const wire0 = opts.relay?.wireBytes() ?? { up: 0, down: 0 };
   const t0 = performance.now();
+  const probe = new LoopProbe();
   // Strafe left and right, firing: the prediction has something to predict.
   await page.keyboard.down("Space");
   for (let leg = 0; performance.now() - t0 < MEASURE_MS; leg++) {
@@ -157,6 +164,7 @@ async function playAndMeasure(
   await page.keyboard.up("Space");
   const seconds = (performance.now() - t0) / 1000;
   const end = await page.evaluate(pageStats);
+  probe.stop();
   const probeGapMs = await page.evaluate(() =>
     (globalThis as unknown as { __probe: { maxGapMs: number } }).__probe.maxGapMs
   );
@@ -196,6 +204,7 @@ async function playAndMeasure(
     snapshotsPerSec: Math.round(((end.snapshots - start.snapshots) / seconds) * 10) / 10,
     maxSnapshotGapMs: Math.round(end.maxGapMs),
     pageStallMs: Math.round(Math.max(0, probeGapMs - 5)),
+    serverStallMs: Math.round(Math.max(0, probe.maxGapMs - 2)),
     correctionsPerMin: Math.round(((end.corrections - start.corrections) / seconds) * 60 * 10) /
       10,
     eventsSent: sent,
@@ -295,12 +304,14 @@ Deno.test({
     const [wt] = figures;
     assert.ok(wt.datagramsDropped > 0, "the relay did drop datagrams");
     assert.ok(wt.snapshotsPerSec >= 18, `${wt.snapshotsPerSec} snapshots/s over WebTransport`);
-    // 150 ms on a page that runs on time; a page starved of CPU (a busy machine) is
-    // allowed its own longest stall on top, and no more.
+    // 150 ms on a page and a server that run on time; on a busy machine each is allowed
+    // its own longest measured stall on top, and no more.
     assert.ok(
-      wt.maxSnapshotGapMs <= 150 + wt.pageStallMs,
+      wt.maxSnapshotGapMs <= 150 + wt.pageStallMs + wt.serverStallMs,
       `a ${wt.maxSnapshotGapMs} ms gap between snapshots (the page itself stalled ` +
-        `${wt.pageStallMs} ms; load ${Deno.loadavg().map((l) => l.toFixed(1)).join(" ")})`,
+        `${wt.pageStallMs} ms, the server's process ${wt.serverStallMs} ms; load ${
+          Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
+        })`,
     );
     assert.equal(wt.eventsReceived, wt.eventsSent, "every Events message arrived");
     assert.ok(wt.eventsSent > 20, `events flowed (${wt.eventsSent})`);

@@ -16,6 +16,9 @@ import {
   type Write,
 } from "./store.ts";
 
+/** How long close() waits for ioredis to say it has ended (it may never, see close()). */
+const CLOSE_WAIT_MS = 500;
+
 /** Milliseconds on Redis's clock, inside a script. */
 const NOW_LUA = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
@@ -172,6 +175,12 @@ export class RedisStore implements RegistryStore {
       else this.#redis.once("end", () => resolve());
     });
     this.#redis.disconnect();
-    await ended;
+    // Between reconnect attempts (Redis is down) ioredis has no stream to close: it says
+    // neither "end" nor anything else, and nothing would hold the event loop for it. Its
+    // timers are cleared by disconnect(): waiting a moment is all there is to do.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const moment = new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_WAIT_MS));
+    await Promise.race([ended, moment]);
+    clearTimeout(timer);
   }
 }

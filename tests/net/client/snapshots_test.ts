@@ -29,8 +29,8 @@ const SELF = 1;
 const ALLY = 2;
 
 /** A runtime that has been welcomed into the Fold at tick 0, at `nowMs`. */
-function inFold(nowMs: number): ClientRuntime {
-  const rt = new ClientRuntime({ send: () => {} });
+function inFold(nowMs: number, send: (data: Uint8Array) => void = () => {}): ClientRuntime {
+  const rt = new ClientRuntime({ send });
   rt.hello("Ada", nowMs);
   rt.receive(
     encodeServerMessage(enc, {
@@ -135,31 +135,7 @@ const idle = () => ({ moveX: 0, moveY: 0, aim: 0, buttons: 0 });
 
 Deno.test("a snapshot newer than the client's tick gives input a view lag of 0, not a negative one", () => {
   const sent: Uint8Array[] = [];
-  const rt = new ClientRuntime({ send: (d) => sent.push(d) });
-  rt.hello("Ada", 0);
-  rt.receive(
-    encodeServerMessage(enc, {
-      kind: ServerKind.Welcome,
-      version: PROTOCOL_VERSION,
-      playerId: SELF,
-      resume: "token",
-      graceMs: 15_000,
-    }),
-    0,
-  );
-  rt.receive(
-    encodeServerMessage(enc, {
-      kind: ServerKind.Enter,
-      instanceId: "dungeon-1",
-      worldId: worldByKey(FOLD.key).id,
-      tick: 0,
-      reason: 1,
-      roster: [{ id: SELF, name: "Ada" }, { id: ALLY, name: "Bo" }],
-      stage: StageCode.waves,
-      bullets: [],
-    }),
-    0,
-  );
+  const rt = inFold(0, (d) => sent.push(d));
   rt.receive(snapshot(2, { selfX: 500, x: 400 }), 100);
   rt.update(100, idle);
   // The server's next snapshot names a tick the client has not reached yet (a jittery

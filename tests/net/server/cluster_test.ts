@@ -90,26 +90,21 @@ class Cluster {
 
   /** A player saying hello to `proc` (with a transfer ticket, if given). */
   join(proc: Proc, name: string, ticket?: string): RawClient {
-    const c = new RawClient(proc.server, `10.1.0.${this.#ip++}`);
-    c.send(encodeClientMessage(new MessageEncoder(), {
-      kind: ClientKind.Hello,
-      version: PROTOCOL_VERSION,
-      name,
-      content: CONTENT_HASH,
-      ticket,
-    }));
-    return c;
+    return this.#hello(proc, { name, ticket });
   }
 
   /** A player coming back to `proc` with a resume token (a load balancer chose `proc`). */
   resumeAt(proc: Proc, opts: { name: string; token: string }): RawClient {
+    return this.#hello(proc, { name: opts.name, resume: opts.token });
+  }
+
+  #hello(proc: Proc, hello: { name: string; ticket?: string; resume?: string }): RawClient {
     const c = new RawClient(proc.server, `10.1.0.${this.#ip++}`);
     c.send(encodeClientMessage(new MessageEncoder(), {
       kind: ClientKind.Hello,
       version: PROTOCOL_VERSION,
-      name: opts.name,
       content: CONTENT_HASH,
-      resume: opts.token,
+      ...hello,
     }));
     return c;
   }
