@@ -2,7 +2,9 @@
  * `deno task loadtest`: how much one server process holds. The real server
  * (main.ts, BOSS_RUSH=1 so a dungeon opens on the Warden) runs pinned to CPU 0;
  * real WebSocket bots (tools/loadtest_bots.ts) run in another process pinned to
- * CPU 1 (when `taskset` exists). Two phases:
+ * CPU 1 (when `taskset` exists): lean ones by default (tools/lean_bot.ts: the same
+ * messages on the same sockets, no prediction or bullet replica, so 800 fit on one
+ * core), full ClientRuntimes with `--bots=full`. Two phases:
  *
  *  1. crowd: CROWD bots (default 200) in one hub, wandering;
  *  2. dungeons: the crowd stays, and N dungeons of four bots at the boss fight,
@@ -23,6 +25,8 @@ interface Args {
   readonly crowd: number;
   readonly steps: readonly number[];
   readonly windowS: number;
+  /** Lean bots (tools/lean_bot.ts: the same wire, 800 on a core) or full ClientRuntimes. */
+  readonly lean: boolean;
   /** Where to write a CPU profile of the server for each window (its top functions go to stderr). */
   readonly profileDir: string | undefined;
 }
@@ -33,6 +37,7 @@ function parseArgs(argv: readonly string[]): Args {
     crowd: Number(get("crowd") ?? 200),
     steps: (get("steps") ?? "10,25,50,100,150,200,250,300").split(",").map(Number),
     windowS: Number(get("window") ?? 10),
+    lean: (get("bots") ?? "lean") !== "full",
     profileDir: get("profile"),
   };
 }
@@ -273,7 +278,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     };
 
     if (args.crowd > 0) {
-      await bots.send({ add: { url, crowd: args.crowd } });
+      await bots.send({ add: { url, crowd: args.crowd, lean: args.lean } });
       await waitUntil(
         "the crowd in the hub",
         async () => (await bots.report()).inHub >= args.crowd,
@@ -285,7 +290,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     let added = 0;
     let failures = 0;
     for (const n of args.steps.filter((n) => n > 0)) {
-      await bots.send({ add: { url, dungeon: 4 * n - added } });
+      await bots.send({ add: { url, dungeon: 4 * n - added, lean: args.lean } });
       added = 4 * n;
       // Most of them at the boss (a few are always dying, walking back or waiting to fill).
       try {
@@ -319,6 +324,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const summary = {
     summary: true,
     pinned,
+    bots: args.lean ? "lean" : "full",
     cores: navigator.hardwareConcurrency,
     windowS: args.windowS,
     loadAverage: Deno.loadavg(),

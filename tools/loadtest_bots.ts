@@ -13,14 +13,26 @@
  * bot the snapshots and bytes received since the last report.
  */
 import { connectClient, type WsClient } from "../net/client/mod.ts";
-import { CONTENT } from "../content/mod.ts";
+import { CONTENT, type WorldContent } from "../content/mod.ts";
 import { Button } from "../sim/mod.ts";
+import { LeanBot, type Steer } from "./lean_bot.ts";
 
 type Role = "dungeon" | "crowd";
 
+/** What the report needs of a bot, full or lean. */
+interface BotLink {
+  readonly snapshotsTotal: number;
+  readonly bytesInTotal: number;
+  /** Where it is: "hub", "boss", "waiting" (a dungeon before its boss), or a phase. */
+  readonly where: string;
+  update(nowMs: number): void;
+  close(): void;
+  readonly closed: Promise<unknown>;
+}
+
 interface LoadBot {
   readonly role: Role;
-  readonly client: WsClient;
+  readonly link: BotLink;
   readonly seed: number;
   snapshotsAt: number;
   bytesAt: number;
@@ -35,34 +47,40 @@ const state = {
   nextName: 1,
 };
 
-function sample(bot: LoadBot, tick: number) {
-  const rt = bot.client.runtime;
-  const world = rt.world;
-  const self = rt.selfView();
-  if (!world || !self) return { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+/** What the steering rule needs to know, from a full runtime or a lean bot alike. */
+interface View {
+  readonly world: WorldContent;
+  readonly x: number;
+  readonly y: number;
+  /** The boss is up (aim at it), or not (aim straight up). */
+  readonly boss: boolean;
+}
+
+/** The cheap rule every bot steers by, full or lean. */
+function decide(role: Role, opts: { view: View; tick: number; seed: number }) {
+  const { view, tick, seed } = opts;
+  const world = view.world;
+  const { widthPx, heightPx } = world.arena;
   if (world.kind === "hub") {
     // Dungeon bots walk into the portal; the crowd wanders the lower hub, away from it.
-    const { widthPx, heightPx } = world.arena;
-    const portal = world.portals[0];
-    const goal = bot.role === "dungeon" && portal ? portal : {
-      x: widthPx / 2 + 0.4 * widthPx * Math.cos(tick / 97 + bot.seed),
-      y: heightPx * 0.8 + 0.1 * heightPx * Math.sin(tick / 131 + bot.seed * 1.7),
+    const portal = world.portals?.[0];
+    const goal = role === "dungeon" && portal ? portal : {
+      x: widthPx / 2 + 0.4 * widthPx * Math.cos(tick / 97 + seed),
+      y: heightPx * 0.8 + 0.1 * heightPx * Math.sin(tick / 131 + seed * 1.7),
     };
-    return steer(self, goal, 0);
+    return steer(view, goal, 0);
   }
   // The fight: circle low in the arena, aim at the boss (or up), fire.
-  const boss = rt.boss();
-  const def = boss ? CONTENT.bosses[boss.bossId] : undefined;
+  const def = view.boss && world.boss ? CONTENT.bosses[world.boss.id] : undefined;
   const goal = {
-    x: world.arena.widthPx / 2 + 360 * Math.cos(tick / 70 + bot.seed),
-    y: world.arena.heightPx * 0.78 + 60 * Math.sin(tick / 45 + bot.seed),
+    x: widthPx / 2 + 360 * Math.cos(tick / 70 + seed),
+    y: heightPx * 0.78 + 60 * Math.sin(tick / 45 + seed),
   };
-  const aimAt = def ?? { x: self.x, y: 0 };
+  const aimAt = def ?? { x: view.x, y: 0 };
   const aim = Math.round(
-    ((Math.atan2(aimAt.y - self.y, aimAt.x - self.x) / (2 * Math.PI)) * 65536 +
-      65536) % 65536,
+    ((Math.atan2(aimAt.y - view.y, aimAt.x - view.x) / (2 * Math.PI)) * 65536 + 65536) % 65536,
   );
-  return steer(self, goal, aim, Button.Fire);
+  return steer(view, goal, aim, Button.Fire);
 }
 
 function steer(
@@ -78,14 +96,79 @@ function steer(
   return { moveX: Math.round((dx / d) * 100), moveY: Math.round((dy / d) * 100), aim, buttons };
 }
 
-function add(url: string, role: Role, n: number): void {
-  for (let i = 0; i < n; i++) {
-    const n = state.nextName++;
-    const client = connectClient(url, {
-      name: `${role === "dungeon" ? "d" : "c"}${n}`,
-      now: () => performance.now(),
+/** A full ClientRuntime bot, as the browser runs one. */
+function fullBot(url: string, opts: { role: Role; name: string; seed: number }): BotLink {
+  const client: WsClient = connectClient(url, { name: opts.name, now: () => performance.now() });
+  const rt = client.runtime;
+  const idle = { moveX: 0, moveY: 0, aim: 0, buttons: 0 };
+  return {
+    get snapshotsTotal() {
+      return rt.snapshotsTotal;
+    },
+    get bytesInTotal() {
+      return rt.bytesInTotal;
+    },
+    get where() {
+      if (rt.phase !== "playing") return rt.phase;
+      return rt.world?.kind === "dungeon" ? (rt.boss() ? "boss" : "waiting") : "hub";
+    },
+    update: (nowMs) =>
+      rt.update(nowMs, (tick) => {
+        const world = rt.world;
+        const self = rt.selfView();
+        if (!world || !self) return idle;
+        const view = {
+          world,
+          x: self.x,
+          y: self.y,
+          boss: rt.boss() !== undefined,
+        };
+        return decide(opts.role, { view, tick, seed: opts.seed });
+      }),
+    close: () => client.close(1000, "load test over"),
+    closed: client.closed,
+  };
+}
+
+/** A lean bot (tools/lean_bot.ts): the same wire, no prediction or replica. */
+function leanBot(url: string, opts: { role: Role; name: string; seed: number }): BotLink {
+  const steerLean: Steer = (v) =>
+    decide(opts.role, {
+      view: { world: CONTENT.worlds[v.worldId], x: v.x, y: v.y, boss: v.boss },
+      tick: v.tick,
+      seed: opts.seed,
     });
-    bots.push({ role, client, seed: n * 0.37, snapshotsAt: 0, bytesAt: 0 });
+  const bot = new LeanBot(url, { name: opts.name, steer: steerLean });
+  return {
+    get snapshotsTotal() {
+      return bot.snapshots;
+    },
+    get bytesInTotal() {
+      return bot.bytesIn;
+    },
+    get where() {
+      const p = bot.phase;
+      return p === "dungeon" ? "waiting" : p;
+    },
+    update: (nowMs) => bot.update(nowMs),
+    close: () => bot.close(),
+    closed: bot.closed,
+  };
+}
+
+function add(url: string, opts: { role: Role; n: number; lean: boolean }): void {
+  for (let i = 0; i < opts.n; i++) {
+    const n = state.nextName++;
+    const name = `${opts.role === "dungeon" ? "d" : "c"}${n}`;
+    const seed = n * 0.37;
+    const make = opts.lean ? leanBot : fullBot;
+    bots.push({
+      role: opts.role,
+      link: make(url, { role: opts.role, name, seed }),
+      seed,
+      snapshotsAt: 0,
+      bytesAt: 0,
+    });
   }
 }
 
@@ -94,16 +177,12 @@ function report(): void {
   const seconds = (now - state.lastReportMs) / 1000;
   state.lastReportMs = now;
   const per = bots.map((b) => {
-    const rt = b.client.runtime;
-    const snaps = rt.snapshotsTotal - b.snapshotsAt;
-    const bytes = rt.bytesInTotal - b.bytesAt;
-    b.snapshotsAt = rt.snapshotsTotal;
-    b.bytesAt = rt.bytesInTotal;
-    const where = rt.phase !== "playing"
-      ? rt.phase
-      : rt.world?.kind === "dungeon"
-      ? (rt.boss() ? "boss" : "waiting")
-      : "hub";
+    const link = b.link;
+    const snaps = link.snapshotsTotal - b.snapshotsAt;
+    const bytes = link.bytesInTotal - b.bytesAt;
+    b.snapshotsAt = link.snapshotsTotal;
+    b.bytesAt = link.bytesInTotal;
+    const where = link.where;
     return { role: b.role, where, snapsPerSec: snaps / seconds, bytesPerSec: bytes / seconds };
   });
   const count = (f: (p: (typeof per)[number]) => boolean) => per.filter(f).length;
@@ -141,7 +220,7 @@ const loop = setInterval(() => {
   const now = performance.now();
   state.worstGapMs = Math.max(state.worstGapMs, now - state.lastLoopMs);
   state.lastLoopMs = now;
-  for (const b of bots) b.client.runtime.update(now, (tick) => sample(b, tick));
+  for (const b of bots) b.link.update(now);
 }, 8);
 
 const decoder = new TextDecoder();
@@ -153,15 +232,16 @@ for await (const chunk of Deno.stdin.readable) {
     if (!line.trim()) continue;
     const cmd = JSON.parse(line);
     if (cmd.add) {
-      add(cmd.add.url, "dungeon", cmd.add.dungeon ?? 0);
-      add(cmd.add.url, "crowd", cmd.add.crowd ?? 0);
+      const lean = cmd.add.lean === true;
+      add(cmd.add.url, { role: "dungeon", n: cmd.add.dungeon ?? 0, lean });
+      add(cmd.add.url, { role: "crowd", n: cmd.add.crowd ?? 0, lean });
     }
     if (cmd.report) report();
     if (cmd.stop) {
       clearInterval(loop);
-      for (const b of bots) b.client.close(1000, "load test over");
+      for (const b of bots) b.link.close();
       await Promise.race([
-        Promise.all(bots.map((b) => b.client.closed)),
+        Promise.all(bots.map((b) => b.link.closed)),
         new Promise((r) => setTimeout(r, 3000)),
       ]);
       Deno.exit(0);
