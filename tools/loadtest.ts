@@ -185,6 +185,8 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const { cmd, args: serverArgs } = command(pinned ? "0" : undefined, [
     "run",
     "-A",
+    // As `deno task start` and deploy/ run it (docs/NETCODE.md, "Capacity").
+    "--v8-flags=--max-semi-space-size=8",
     ...(inspect ? [`--inspect=${inspect}`] : []),
     new URL("../main.ts", import.meta.url).pathname,
   ]);

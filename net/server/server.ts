@@ -776,28 +776,7 @@ export class GameServer {
         this.#fail(instance, { during: "step", err });
         continue;
       }
-      // Who enters one portal of one instance in one tick goes to one dungeon together.
-      const parties = new Map<string, Session[]>();
-      for (const order of orders) {
-        const session = this.#sessions.get(order.playerId);
-        if (!session || session.instance !== instance) continue;
-        if (order.to === "hub") {
-          this.#toHub(session, order.reason);
-          continue;
-        }
-        const world = CONTENT.worlds[instance.worldId].portals[order.portal].to;
-        parties.set(world, [...parties.get(world) ?? [], session]);
-      }
-      for (const [world, party] of parties) {
-        if (this.draining) {
-          for (const s of party) if (s.conn) this.refusePortal(s.conn, DRAINING_PORTAL);
-          continue;
-        }
-        for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
-          const group = party.slice(i, i + this.limits.maxPlayersPerDungeon);
-          this.#toDungeon(group, { from: instance, world });
-        }
-      }
+      if (orders.length > 0) this.#carryOut(instance, orders);
       if (results) this.#offerResults(instance, results);
     }
     this.crews.prune(started);
@@ -813,6 +792,32 @@ export class GameServer {
     this.tickWindow.add(ms);
     for (let i = 0; i < TICK_MS_BUCKETS.length; i++) {
       if (ms <= TICK_MS_BUCKETS[i]) c.tickMsBuckets[i]++;
+    }
+  }
+
+  /** Carries out one instance's transfer orders of this tick. */
+  #carryOut(instance: Instance, orders: readonly TransferOrder[]): void {
+    // Who enters one portal of one instance in one tick goes to one dungeon together.
+    const parties = new Map<string, Session[]>();
+    for (const order of orders) {
+      const session = this.#sessions.get(order.playerId);
+      if (!session || session.instance !== instance) continue;
+      if (order.to === "hub") {
+        this.#toHub(session, order.reason);
+        continue;
+      }
+      const world = CONTENT.worlds[instance.worldId].portals[order.portal].to;
+      parties.set(world, [...parties.get(world) ?? [], session]);
+    }
+    for (const [world, party] of parties) {
+      if (this.draining) {
+        for (const s of party) if (s.conn) this.refusePortal(s.conn, DRAINING_PORTAL);
+        continue;
+      }
+      for (let i = 0; i < party.length; i += this.limits.maxPlayersPerDungeon) {
+        const group = party.slice(i, i + this.limits.maxPlayersPerDungeon);
+        this.#toDungeon(group, { from: instance, world });
+      }
     }
   }
 
