@@ -295,16 +295,23 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       await bots.send({ add: { url, dungeon: 4 * n - added, lean: args.lean } });
       added = 4 * n;
       // Most of them at the boss (a few are always dying, walking back or waiting to fill).
+      // deno-lint-ignore no-explicit-any
+      let last: any = {};
       try {
         await waitUntil(`${n} dungeons at the boss`, async () => {
-          const r = await bots.report();
-          return r.atBoss >= 0.85 * added;
+          last = await bots.report();
+          return last.atBoss >= 0.85 * added;
         }, 120_000);
       } catch (err) {
         // Too slow to even get there: that step does not hold, and the next will not either.
-        console.log(
-          JSON.stringify({ phase: "dungeons", target: n, error: (err as Error).message }),
-        );
+        const { bots: total, atBoss, inHub, closed, botLoopWorstGapMs } = last;
+        console.log(JSON.stringify({
+          phase: "dungeons",
+          target: n,
+          error: (err as Error).message,
+          bots: { total, atBoss, inHub, closed, botLoopWorstGapMs },
+          loadAverage1m: Deno.loadavg()[0],
+        }));
         break;
       }
       const r = await measure("dungeons");
