@@ -59,6 +59,8 @@ export class LeanBot {
   readonly closed: Promise<void>;
   snapshots = 0;
   bytesIn = 0;
+  /** Why the socket closed ("code reason"), once it has. */
+  closeReason: string | undefined;
 
   constructor(url: string, opts: { name: string; steer: Steer }) {
     this.#steer = opts.steer;
@@ -73,8 +75,9 @@ export class LeanBot {
       }));
     socket.onmessage = (e) => this.#receive(new Uint8Array(e.data as ArrayBuffer));
     this.closed = new Promise((resolve) => {
-      socket.onclose = () => {
+      socket.onclose = (e) => {
         this.#closed = true;
+        this.closeReason = `${e.code} ${e.reason}`;
         resolve();
       };
     });

@@ -25,6 +25,8 @@ interface BotLink {
   readonly bytesInTotal: number;
   /** Where it is: "hub", "boss", "waiting" (a dungeon before its boss), or a phase. */
   readonly where: string;
+  /** Why it closed, once it has. */
+  readonly closeReason?: string;
   update(nowMs: number): void;
   close(): void;
   readonly closed: Promise<unknown>;
@@ -150,6 +152,9 @@ function leanBot(url: string, opts: { role: Role; name: string; seed: number }):
       const p = bot.phase;
       return p === "dungeon" ? "waiting" : p;
     },
+    get closeReason() {
+      return bot.closeReason;
+    },
     update: (nowMs) => bot.update(nowMs),
     close: () => bot.close(),
     closed: bot.closed,
@@ -193,6 +198,7 @@ function report(): void {
     atBoss: count((p) => p.where === "boss"),
     inHub: count((p) => p.where === "hub"),
     closed: count((p) => p.where === "closed" || p.where === "rejected"),
+    closeReasons: closeReasons(),
     // Per bot, for percentiles in the driver: only bots that spent the window playing.
     dungeonSnapsPerSec: per.filter((p) => p.role === "dungeon" && p.where === "boss").map((p) =>
       round(p.snapsPerSec)
@@ -209,6 +215,16 @@ function report(): void {
     botLoopWorstGapMs: round(state.worstGapMs),
   }));
   state.worstGapMs = 0;
+}
+
+/** How many bots closed for each reason (lean bots know theirs). */
+function closeReasons(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const b of bots) {
+    const why = b.link.closeReason;
+    if (why !== undefined) out[why] = (out[why] ?? 0) + 1;
+  }
+  return out;
 }
 
 function round(v: number): number {

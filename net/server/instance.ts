@@ -28,7 +28,7 @@ import {
   TICKS_PER_SNAPSHOT,
   TRANSFER_DELAYS,
 } from "../../content/net_tuning.ts";
-import { nearestPlayers } from "./interest.ts";
+import { NearestIndex, nearestPlayers } from "./interest.ts";
 import {
   aimToByte,
   encodeServerMessage,
@@ -486,7 +486,9 @@ export class Instance {
       : null;
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
     const everyone = crowded ? undefined : unitsFromRows({ ...shared, players: rows });
-    const byId = crowded ? new Map(players.map((p) => [p.id, p])) : undefined;
+    // A crowd's members all ask for their nearest on the same tick: one index for them all.
+    const index = crowded ? new NearestIndex(players) : undefined;
+    const indexOf = crowded ? new Map(players.map((p, i) => [p.id, i])) : undefined;
     const slot = tick % TICKS_PER_SNAPSHOT;
     // Each member gets the changes since a snapshot it holds: the last one sent on an
     // ordered stream, the newest it acknowledged over datagrams (lost ones never are).
@@ -496,10 +498,10 @@ export class Instance {
       let units = everyone;
       if (!units) {
         if (m.slot !== slot) continue;
-        const near = nearestPlayers(players, {
-          self: byId!.get(m.peer.playerId),
-          max: INTEREST_PLAYERS,
-        });
+        const at = indexOf!.get(m.peer.playerId);
+        const near = at === undefined
+          ? nearestPlayers(players, { self: undefined, max: INTEREST_PLAYERS })
+          : index!.nearest(at, INTEREST_PLAYERS);
         units = unitsFromRows({ ...shared, players: near.map((p) => p.row) });
       }
       const acked = m.peer.datagrams || (m.peer.consumeResync?.() ?? false);

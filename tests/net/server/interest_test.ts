@@ -6,11 +6,11 @@
  */
 import assert from "node:assert/strict";
 import { INTEREST_PLAYERS } from "../../../content/net_tuning.ts";
-import { nearestPlayers } from "../../../net/server/interest.ts";
+import { NearestIndex, nearestPlayers } from "../../../net/server/interest.ts";
 import { ManualClock } from "../../../net/server/scheduler.ts";
 import { GameServer } from "../../../net/server/server.ts";
 import { type EnterMsg, ServerKind, type SnapshotMsg } from "../../../net/wire/protocol.ts";
-import { TICK_MS } from "../../../sim/mod.ts";
+import { Rng, TICK_MS } from "../../../sim/mod.ts";
 import { NetHarness, RawClient } from "../_harness.ts";
 
 function snapshots(c: RawClient): { msg: SnapshotMsg; bytes: number }[] {
@@ -121,5 +121,27 @@ Deno.test("a crowd that comes and goes: every client rebuilds every delta snapsh
   for (const c of playing) {
     assert.equal(c.runtime.snapshotsWithoutBaseline, 0, `${c.name} always held the baseline`);
     assert.ok(c.runtime.latest()!.tick >= h.server.hub.world.tick - 6, `${c.name} is current`);
+  }
+});
+
+Deno.test("NearestIndex answers every member exactly as nearestPlayers, ties included", () => {
+  const rng = new Rng(3);
+  for (const [n, grid] of [[11, false], [60, true], [200, false], [200, true]] as const) {
+    // On a grid many ships are equally far: the earlier one in the list must win each tie.
+    const players = Array.from({ length: n }, (_, i) => ({
+      id: 1000 - i,
+      x: grid ? (i % 15) * 20 : Math.floor(rng.next() * 1280),
+      y: grid ? Math.floor(i / 15) * 20 : Math.floor(rng.next() * 300),
+    }));
+    const index = new NearestIndex(players);
+    for (const max of [3, INTEREST_PLAYERS]) {
+      players.forEach((self, i) => {
+        assert.deepEqual(
+          index.nearest(i, max).map((p) => p.id),
+          nearestPlayers(players, { self, max }).map((p) => p.id),
+          `${n} players${grid ? " on a grid" : ""}, max ${max}, member ${i}`,
+        );
+      });
+    }
   }
 });
