@@ -61,6 +61,10 @@ export class LeanBot {
   bytesIn = 0;
   /** Why the socket closed ("code reason"), once it has. */
   closeReason: string | undefined;
+  /** The first message this bot could not read (a bug in it, or in the server). */
+  error: string | undefined;
+  /** A delta named a baseline this bot does not hold: the next input asks for one it does. */
+  #needBaseline = false;
 
   constructor(url: string, opts: { name: string; steer: Steer }) {
     this.#steer = opts.steer;
@@ -114,8 +118,15 @@ export class LeanBot {
       });
       if (this.#frames.length < batch) continue;
       if (this.#socket.readyState === WebSocket.OPEN) {
+        // As the browser's runtime: an ack asks for a delta of a baseline held (or whole).
+        const snapshotAck = this.#needBaseline ? (this.#held.newest?.tick ?? 0) : undefined;
+        this.#needBaseline = false;
         this.#socket.send(
-          encodeClientMessage(this.#encoder, { kind: ClientKind.Input, frames: this.#frames }),
+          encodeClientMessage(this.#encoder, {
+            kind: ClientKind.Input,
+            frames: this.#frames,
+            snapshotAck,
+          }),
         );
       }
       this.#frames.length = 0;
@@ -131,6 +142,14 @@ export class LeanBot {
   }
 
   #receive(frame: Uint8Array): void {
+    try {
+      this.#read(frame);
+    } catch (err) {
+      this.error ??= (err as Error).message;
+    }
+  }
+
+  #read(frame: Uint8Array): void {
     this.bytesIn += frame.byteLength;
     for (const part of splitFrame(frame, { maxMessages: 64 })) {
       // Every message is a CBOR array: its kind is the second byte. Events are not read.
@@ -147,6 +166,10 @@ export class LeanBot {
       }
       if (msg.kind === ServerKind.Snapshot) {
         const base = msg.baseTick === undefined ? undefined : this.#held.get(msg.baseTick);
+        if (msg.baseTick !== undefined && !base) {
+          this.#needBaseline = true;
+          continue;
+        }
         const units = decodeSnapshotBody(msg.body, { tick: msg.tick, base });
         this.#held.add(units);
         this.snapshots++;

@@ -27,6 +27,8 @@ interface BotLink {
   readonly where: string;
   /** Why it closed, once it has. */
   readonly closeReason?: string;
+  /** The first message it could not read, if any. */
+  readonly error?: string;
   update(nowMs: number): void;
   close(): void;
   readonly closed: Promise<unknown>;
@@ -155,6 +157,9 @@ function leanBot(url: string, opts: { role: Role; name: string; seed: number }):
     get closeReason() {
       return bot.closeReason;
     },
+    get error() {
+      return bot.error;
+    },
     update: (nowMs) => bot.update(nowMs),
     close: () => bot.close(),
     closed: bot.closed,
@@ -217,12 +222,13 @@ function report(): void {
   state.worstGapMs = 0;
 }
 
-/** How many bots closed for each reason (lean bots know theirs). */
+/** How many bots closed for each reason, or could not read a message (lean bots know). */
 function closeReasons(): Record<string, number> {
   const out: Record<string, number> = {};
   for (const b of bots) {
-    const why = b.link.closeReason;
-    if (why !== undefined) out[why] = (out[why] ?? 0) + 1;
+    for (const why of [b.link.closeReason, b.link.error && `unreadable: ${b.link.error}`]) {
+      if (why) out[why] = (out[why] ?? 0) + 1;
+    }
   }
   return out;
 }
