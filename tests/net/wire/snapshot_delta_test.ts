@@ -283,7 +283,7 @@ Deno.test("entity deltas are byte for byte the format's, with rows joining betwe
   };
   let checked = 0;
   let prev = toSnapshotUnits({ ...FIGHT, players: randomPlayers() });
-  for (let i = 0; i < 400; i++) {
+  for (let i = 0; i < 250; i++) {
     // Half the time the next one is a small change of this one, half a different crowd.
     const players = rng.next() < 0.5 ? randomPlayers() : prev.players.filter(() => rng.next() > 0.1)
       .map((r) => ({
@@ -306,5 +306,5 @@ Deno.test("entity deltas are byte for byte the format's, with rows joining betwe
     assert.deepEqual(decodeSnapshotBody(body, { tick: cur.tick, base: prev }), cur);
     prev = cur;
   }
-  assert.ok(checked > 300, `compared ${checked} player sections`);
+  assert.ok(checked > 180, `compared ${checked} player sections`);
 });
