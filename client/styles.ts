@@ -134,6 +134,8 @@ button.primary:disabled{opacity:.6;cursor:wait}
 .stick-hint{position:absolute;top:50%;left:50%;transform:translate(-50%,-50%);font-size:11px;letter-spacing:.12em;
 color:rgba(220,225,255,.3);border:2px dashed rgba(220,225,255,.15);border-radius:50%;width:84px;height:84px;
 display:flex;align-items:center;justify-content:center;text-align:center;box-sizing:border-box}
+/* Under the arena (tall), near the bottom of the stick's zone: where thumbs rest, clear of the HUD's panels. */
+.stick-zone>.stick-hint{top:auto;bottom:20px;transform:translateX(-50%)}
 .stick-slot{position:relative;container-type:size}
 .stick-slot .stick-hint{width:min(84px,calc(100cqh - 8px));height:min(84px,calc(100cqh - 8px))}
 @container (max-height:56px){.stick-slot .stick-hint{display:none}}

@@ -25,7 +25,7 @@ export function hudReport(): HudReport {
   const a = layout.arena;
   const boxes = [
     ...document.querySelectorAll<HTMLElement>(
-      ".hud .panel, .hud .toast, .hud .escape-hint, .hud .hud-btn, .hud .graze, .hud .stick-hint",
+      ".hud .panel, .hud .toast, .hud .escape-hint, .hud .hud-btn, .hud .graze, .stick-hint",
     ),
   ].filter((el) => el.getClientRects().length > 0 && el.getBoundingClientRect().width > 0);
   const name = (el: HTMLElement) =>
