@@ -250,6 +250,8 @@ export class Game {
       onOwnShot: (n) => {
         if (n.outcome === "predicted") this.sound.play("shot", performance.now());
       },
+      // Shots die on the boss with no message: a spark shows every hit it takes, allies' too.
+      onShotSunk: (x, y) => this.effects.spark({ x, y, atMs: performance.now(), kind: "hit" }),
       resume: safeGet(this.#tabStorage, RESUME_KEY),
       onToken: (token) => safeSet(this.#tabStorage, RESUME_KEY, token),
       // A resume's Notice comes between the Welcome and the Enter, which clears the toasts:

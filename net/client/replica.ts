@@ -86,6 +86,7 @@ export class BulletReplica {
   readonly #predicted = new Map<number, PredictedShot>();
   #nextPredictedUid = PREDICTED_UID_TOP;
   readonly #onOwnShot: ((note: OwnShotNote) => void) | undefined;
+  readonly #onShotSunk: ((x: number, y: number) => void) | undefined;
 
   constructor(
     arena: ArenaDef,
@@ -93,10 +94,13 @@ export class BulletReplica {
       tick: number;
       bullets?: readonly BulletState[];
       onOwnShot?: (note: OwnShotNote) => void;
+      /** A player shot (anyone's) died on the boss here, at x, y: the hit the boss took. */
+      onShotSunk?: (x: number, y: number) => void;
     },
   ) {
     this.#arena = arena;
     this.#onOwnShot = opts.onOwnShot;
+    this.#onShotSunk = opts.onShotSunk;
     this.reset(arena, opts);
   }
 
@@ -281,6 +285,7 @@ export class BulletReplica {
       if (onBoss && circlesOverlap(x, y, r, sink.x, sink.y, sink.r)) {
         pool.remove(i);
         this.sunkTotal++;
+        this.#onShotSunk?.(x, y);
         continue;
       }
       for (const e of enemies) {

@@ -118,6 +118,12 @@ export interface RuntimeOptions {
    */
   readonly onOwnShot?: (note: OwnShotNote) => void;
   /**
+   * Called when a player shot, anyone's, dies on the boss in the replica (the boss is hit
+   * there with no message): at x, y, for a spark. An ally's shot fast-forwarded into the
+   * boss is never drawn, so this is all that shows it landed.
+   */
+  readonly onShotSunk?: (x: number, y: number) => void;
+  /**
    * Called when the server hands the player to another process: reconnect to `url` and
    * say hello there with `ticket` (ws_client.ts does this in the same page).
    */
@@ -159,6 +165,7 @@ export class ClientRuntime {
   readonly #onHit: RuntimeOptions["onHit"];
   readonly #onResults: RuntimeOptions["onResults"];
   readonly #onOwnShot: RuntimeOptions["onOwnShot"];
+  readonly #onShotSunk: RuntimeOptions["onShotSunk"];
   readonly #onTransfer: RuntimeOptions["onTransfer"];
   readonly #onNotice: RuntimeOptions["onNotice"];
   readonly #onToken: RuntimeOptions["onToken"];
@@ -252,6 +259,7 @@ export class ClientRuntime {
     this.#onHit = opts.onHit;
     this.#onResults = opts.onResults;
     this.#onOwnShot = opts.onOwnShot;
+    this.#onShotSunk = opts.onShotSunk;
     this.#onTransfer = opts.onTransfer;
     this.#onSnapshot = opts.onSnapshot;
     this.#clock.extraLeadTicks = this.#sending.batchTicks - 1;
@@ -443,6 +451,7 @@ export class ClientRuntime {
       tick: msg.tick - 1,
       bullets: msg.bullets,
       onOwnShot: this.#onOwnShot,
+      onShotSunk: this.#onShotSunk,
     });
     this.#replica.ownerId = this.playerId;
     this.#replica.shotTargets = (tick) =>

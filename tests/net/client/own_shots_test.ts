@@ -187,3 +187,24 @@ Deno.test("player shots vanish on an enemy as drawn, with no word from the serve
   });
   assert.equal(r.pool.count, 0);
 });
+
+Deno.test("a shot that dies on the boss, an ally's never drawn, is reported where it hit", () => {
+  const sunk: { x: number; y: number }[] = [];
+  const r = new BulletReplica(ARENA, { tick: 100, onShotSunk: (x, y) => sunk.push({ x, y }) });
+  r.ownerId = 7;
+  const boss = { x: 640, y: 300, r: 40 };
+  r.setShotSink(boss, 0);
+  // Player 9's shot from 200 px under the boss arrives 30 ticks late (350 px of flight):
+  // fast-forwarded, it is in the boss before the replica ever draws it.
+  const ally = { ...volley(70, { x: 640, y: 500 }, 900), owner: 9 };
+  r.applyEvents({ kind: 15, tick: 69, volleys: [ally], hits: [], events: [] });
+  assert.equal(r.pool.count, 0, "never drawn");
+  assert.equal(sunk.length, 1, "but its hit is reported");
+  const d = Math.hypot(sunk[0].x - boss.x, sunk[0].y - boss.y);
+  assert.ok(d <= boss.r + PLAYER.shot.radiusPx && d > boss.r - 12, `at the boss's edge (${d} px)`);
+  // An own predicted shot flown into the boss is reported too, once.
+  r.predict(shotOf({ x: 640, y: 420 }));
+  r.advanceTo(130);
+  assert.equal(sunk.length, 2);
+  assert.equal(r.pool.count, 0);
+});
