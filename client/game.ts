@@ -397,7 +397,11 @@ export class Game {
 
   #onEnter(e: EnterMsg): void {
     const now = performance.now();
+    const grazes = this.hud.grazes.value;
     this.hud.reset();
+    // A resume is the same run in the same instance: its graze count goes on (the next
+    // Graze event would only bring it back with the next graze).
+    if (e.reason === EnterReason.Resume) this.hud.grazes.value = grazes;
     this.hud.toasts.value = []; // news from the instance we left would only confuse
     this.#flashes = [];
     this.effects.clear();
