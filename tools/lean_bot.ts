@@ -58,6 +58,8 @@ export class LeanBot {
   /** Settles when the socket has closed. */
   readonly closed: Promise<void>;
   snapshots = 0;
+  /** Deltas that named a baseline this bot did not hold (it then asked for one it does). */
+  withoutBaseline = 0;
   bytesIn = 0;
   /** Why the socket closed ("code reason"), once it has. */
   closeReason: string | undefined;
@@ -167,6 +169,7 @@ export class LeanBot {
       if (msg.kind === ServerKind.Snapshot) {
         const base = msg.baseTick === undefined ? undefined : this.#held.get(msg.baseTick);
         if (msg.baseTick !== undefined && !base) {
+          this.withoutBaseline++;
           this.#needBaseline = true;
           continue;
         }

@@ -61,6 +61,8 @@ export interface StepResult {
   rssMb: number;
   botsAtBoss: number;
   botLoopWorstGapMs: number;
+  /** Snapshots (since the start) whose delta named a baseline the bot did not hold. */
+  snapshotsWithoutBaseline: number;
   /** The machine's 1-minute load average at the end of the window (2 = both cores busy). */
   loadAverage1m: number;
   holds: boolean;
@@ -271,6 +273,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         rssMb: await rssMb(server.pid),
         botsAtBoss: bot.atBoss,
         botLoopWorstGapMs: bot.botLoopWorstGapMs,
+        snapshotsWithoutBaseline: bot.snapshotsWithoutBaseline ?? 0,
         loadAverage1m: Deno.loadavg()[0],
         holds: after.p99Ms <= P99_LIMIT_MS && after.late - before.late === 0,
       };

@@ -29,6 +29,8 @@ interface BotLink {
   readonly closeReason?: string;
   /** The first message it could not read, if any. */
   readonly error?: string;
+  /** Deltas that named a baseline it did not hold (lean bots count them). */
+  readonly withoutBaseline?: number;
   update(nowMs: number): void;
   close(): void;
   readonly closed: Promise<unknown>;
@@ -160,6 +162,9 @@ function leanBot(url: string, opts: { role: Role; name: string; seed: number }):
     get error() {
       return bot.error;
     },
+    get withoutBaseline() {
+      return bot.withoutBaseline;
+    },
     update: (nowMs) => bot.update(nowMs),
     close: () => bot.close(),
     closed: bot.closed,
@@ -204,6 +209,7 @@ function report(): void {
     inHub: count((p) => p.where === "hub"),
     closed: count((p) => p.where === "closed" || p.where === "rejected"),
     closeReasons: closeReasons(),
+    snapshotsWithoutBaseline: bots.reduce((sum, b) => sum + (b.link.withoutBaseline ?? 0), 0),
     // Per bot, for percentiles in the driver: only bots that spent the window playing.
     dungeonSnapsPerSec: per.filter((p) => p.role === "dungeon" && p.where === "boss").map((p) =>
       round(p.snapsPerSec)
