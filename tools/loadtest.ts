@@ -307,12 +307,12 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         }, 120_000);
       } catch (err) {
         // Too slow to even get there: that step does not hold, and the next will not either.
-        const { bots: total, atBoss, inHub, closed, closeReasons, botLoopWorstGapMs } = last;
+        const { bots: total, atBoss, inHub, closed, closeReasons, updateErrors } = last;
         console.log(JSON.stringify({
           phase: "dungeons",
           target: n,
           error: (err as Error).message,
-          bots: { total, atBoss, inHub, closed, closeReasons, botLoopWorstGapMs },
+          bots: { total, atBoss, inHub, closed, closeReasons, updateErrors },
           loadAverage1m: Deno.loadavg()[0],
         }));
         break;

@@ -14,7 +14,7 @@
  */
 import { connectClient, type WsClient } from "../net/client/mod.ts";
 import { CONTENT, type WorldContent } from "../content/mod.ts";
-import { Button } from "../sim/mod.ts";
+import { Button, quantizeAngle } from "../sim/mod.ts";
 import { LeanBot, type Steer } from "./lean_bot.ts";
 
 type Role = "dungeon" | "crowd";
@@ -51,6 +51,8 @@ const state = {
   worstGapMs: 0,
   lastLoopMs: performance.now(),
   nextName: 1,
+  /** Errors thrown while a bot prepared its input, by message. */
+  updateErrors: {} as Record<string, number>,
 };
 
 /** What the steering rule needs to know, from a full runtime or a lean bot alike. */
@@ -83,9 +85,8 @@ function decide(role: Role, opts: { view: View; tick: number; seed: number }) {
     y: heightPx * 0.78 + 60 * Math.sin(tick / 45 + seed),
   };
   const aimAt = def ?? { x: view.x, y: 0 };
-  const aim = Math.round(
-    ((Math.atan2(aimAt.y - view.y, aimAt.x - view.x) / (2 * Math.PI)) * 65536 + 65536) % 65536,
-  );
+  // quantizeAngle keeps it in [0, 65536): a hand-rounded 65536 is a frame the codec refuses.
+  const aim = quantizeAngle(Math.atan2(aimAt.y - view.y, aimAt.x - view.x));
   return steer(view, goal, aim, Button.Fire);
 }
 
@@ -209,6 +210,7 @@ function report(): void {
     inHub: count((p) => p.where === "hub"),
     closed: count((p) => p.where === "closed" || p.where === "rejected"),
     closeReasons: closeReasons(),
+    updateErrors: state.updateErrors,
     snapshotsWithoutBaseline: bots.reduce((sum, b) => sum + (b.link.withoutBaseline ?? 0), 0),
     // Per bot, for percentiles in the driver: only bots that spent the window playing.
     dungeonSnapsPerSec: per.filter((p) => p.role === "dungeon" && p.where === "boss").map((p) =>
@@ -248,7 +250,15 @@ const loop = setInterval(() => {
   const now = performance.now();
   state.worstGapMs = Math.max(state.worstGapMs, now - state.lastLoopMs);
   state.lastLoopMs = now;
-  for (const b of bots) b.link.update(now);
+  for (const b of bots) {
+    try {
+      b.link.update(now);
+    } catch (err) {
+      // One bot's bug must not stop the others sending (the server would close them all idle).
+      state.updateErrors[(err as Error).message] =
+        (state.updateErrors[(err as Error).message] ?? 0) + 1;
+    }
+  }
 }, 8);
 
 const decoder = new TextDecoder();

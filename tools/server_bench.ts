@@ -25,7 +25,7 @@ import { encodeClientMessage, MessageEncoder } from "../net/wire/codec.ts";
 import { ClientKind, PROTOCOL_VERSION } from "../net/wire/protocol.ts";
 import { BOSS_RUSH_DELAY_TICKS, INPUT_SENDING } from "../content/net_tuning.ts";
 import { CONTENT, CONTENT_HASH } from "../content/mod.ts";
-import { Button, type InputFrame, TICK_MS } from "../sim/mod.ts";
+import { Button, type InputFrame, quantizeAngle, TICK_MS } from "../sim/mod.ts";
 
 interface Args {
   readonly crowd: number;
@@ -164,9 +164,7 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
     };
     const boss = world.boss ? CONTENT.bosses[world.boss.def.id] : undefined;
     const at = boss ?? { x: ship.x, y: 0 };
-    const aim = Math.round(
-      ((Math.atan2(at.y - ship.y, at.x - ship.x) / (2 * Math.PI)) * 65536 + 65536) % 65536,
-    );
+    const aim = quantizeAngle(Math.atan2(at.y - ship.y, at.x - ship.x));
     return { ...toward(ship, goal), aim, buttons: Button.Fire };
   };
   /**
