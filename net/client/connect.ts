@@ -15,7 +15,8 @@
  * we were transferred to that no longer answers sends us home. In a cluster, a process
  * the load balancer sends the resume to hands it over (a Transfer with reason Resume)
  * to the process that holds the session, and the hello there carries the same token.
- * A close for cause (a kick, a restart, a session taken over elsewhere) ends it for good.
+ * A server restarting (4009) after we played is retried on a slower policy until the new
+ * process answers; a close for cause (a kick, a session taken over elsewhere) ends it for good.
  */
 import { WEBTRANSPORT } from "../../content/net_tuning.ts";
 import { CloseCode, EnterReason, type TransportKind } from "../wire/protocol.ts";
