@@ -428,6 +428,8 @@ export function drawLabels(
 
 /** A name tag's line height in CSS px (12 px text and its outline). */
 const TAG_LINE_PX = 14;
+/** Room kept on each side of a tag, so two names never read as one. */
+const TAG_GAP_PX = 3;
 /** How many lines a tag may climb to clear the ones before it. */
 const TAG_CLIMB_MAX = 3;
 
@@ -442,8 +444,8 @@ export function stackTags(
 ): number[] {
   const placed: { x0: number; x1: number; y: number }[] = [];
   return tags.map((t) => {
-    const x0 = t.x - t.w / 2;
-    const x1 = t.x + t.w / 2;
+    const x0 = t.x - t.w / 2 - TAG_GAP_PX;
+    const x1 = t.x + t.w / 2 + TAG_GAP_PX;
     let y = t.y;
     for (let k = 0; k < TAG_CLIMB_MAX; k++) {
       const under = placed.find((p) => x0 < p.x1 && p.x0 < x1 && Math.abs(p.y - y) < lineH);

@@ -44,3 +44,8 @@ Deno.test("stackTags() climbs at most three lines", () => {
   const ys = stackTags(Array.from({ length: 6 }, () => ({ x: 0, y: 100, w: 40 })), 10);
   assert.deepEqual(ys, [100, 90, 80, 70, 70, 70]);
 });
+
+Deno.test("stackTags() lifts a tag that only touches another: two names never read as one", () => {
+  assert.deepEqual(stackTags([{ x: 0, y: 50, w: 40 }, { x: 40, y: 50, w: 40 }], 14), [50, 36]);
+  assert.deepEqual(stackTags([{ x: 0, y: 50, w: 40 }, { x: 50, y: 50, w: 40 }], 14), [50, 50]);
+});
