@@ -36,6 +36,8 @@ export interface SmokeReport {
   wireUpBytesPerSecPerClient: number;
   eventBytesPerSecPerClient: number;
   bulletBytesPerSecPerClient: number;
+  /** Snapshots the runtime received a second (over 20: second copies for a lossy link). */
+  snapshotsPerSecPerClient: number;
   peakLiveBullets: number;
   meanLiveBullets: number;
   naiveStateBytesPerSec: number;
@@ -141,6 +143,7 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
     upBytesPerSecPerClient: 0,
     wireDownBytesPerSecPerClient: 0,
     wireUpBytesPerSecPerClient: 0,
+    snapshotsPerSecPerClient: 0,
     eventBytesPerSecPerClient: 0,
     bulletBytesPerSecPerClient: 0,
     peakLiveBullets: 0,
@@ -249,6 +252,7 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
       bullet: b.client.runtime.bulletBytesTotal,
       spawned: b.client.runtime.bulletsSpawnedTotal,
       hits: b.client.runtime.bulletEarlyDeathsTotal,
+      snapshots: b.client.runtime.snapshotsTotal,
     }));
     let liveSum = 0;
     let liveSamples = 0;
@@ -327,6 +331,7 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
       bullet: b.client.runtime.bulletBytesTotal - mark[i].bullet,
       spawned: b.client.runtime.bulletsSpawnedTotal - mark[i].spawned,
       hits: b.client.runtime.bulletEarlyDeathsTotal - mark[i].hits,
+      snapshots: b.client.runtime.snapshotsTotal - mark[i].snapshots,
     }));
     // The bots that stayed to the end saw the whole fight; the escaper left early.
     const whole = per.slice(1);
@@ -338,6 +343,7 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
     report.wireUpBytesPerSecPerClient = Math.round(mean((p) => p.wireUp));
     report.eventBytesPerSecPerClient = Math.round(mean((p) => p.ev));
     report.bulletBytesPerSecPerClient = Math.round(mean((p) => p.bullet));
+    report.snapshotsPerSecPerClient = Math.round(mean((p) => p.snapshots) * 10) / 10;
     report.meanLiveBullets = liveSamples ? Math.round(liveSum / liveSamples) : 0;
     report.naiveStateBytesPerSec = Math.round(
       report.meanLiveBullets * NAIVE_BYTES_PER_BULLET * SNAPSHOT_HZ,

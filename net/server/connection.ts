@@ -190,15 +190,15 @@ export class Connection {
   /** Newest wins; `tick` names a snapshot (a datagram link watches its acknowledgements). */
   sendLatest(data: Uint8Array, tick?: number): boolean {
     if (this.state === "closed") return false;
-    if (this.datagrams && tick !== undefined) {
-      const now = this.#server.clock.now();
-      this.#loss.sent(tick, now);
-      this.#transport.setLatestCopies?.(this.#loss.lossy(now) ? 2 : 1);
-    }
+    const watched = this.datagrams && tick !== undefined;
+    const now = this.#server.clock.now();
+    if (watched) this.#transport.setLatestCopies?.(this.#loss.lossy(now) ? 2 : 1);
     if (!this.#transport.sendLatest(data)) {
       this.#server.counters.snapshotsSkipped++;
       return false;
     }
+    // Only a snapshot that left can be missed: a skipped one is not the link's loss.
+    if (watched) this.#loss.sent(tick, now);
     this.#sending = true;
     this.bytesOut += data.byteLength;
     this.#server.counters.bytesOut += data.byteLength;

@@ -6,7 +6,9 @@
  * acknowledgements (a page or a bot whose loop stalled) prove nothing and judge
  * nothing. Over a lossy link each snapshot datagram is then sent twice, a tick apart:
  * losing both copies of two snapshots in a row is rare enough that snapshots keep
- * coming every 50–100 ms, and a clean link pays nothing. Pure: ticks and times in.
+ * coming every 50–100 ms, and a clean link pays nothing. After an Enter, judging starts
+ * at the first snapshot of the new world the client acknowledges: the ones before it
+ * may have overtaken the Enter and been dropped. Pure: ticks and times in.
  */
 import { SNAPSHOT_REPEAT, TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
 
@@ -17,9 +19,14 @@ export const SNAPSHOTS_HELD_BITS = 8;
 export class SnapshotLossMeter {
   readonly #pending: { tick: number; atMs: number }[] = [];
   #lossAtMs = -Infinity;
+  /** The first snapshot tick of the current world (NaN: none sent since the Enter). */
+  #worldFrom = -Infinity;
+  /** The client has acknowledged a snapshot of the current world. */
+  #settled = true;
 
   /** A snapshot of `tick` went out at `nowMs` (its second copy changes nothing). */
   sent(tick: number, nowMs: number): void {
+    if (Number.isNaN(this.#worldFrom)) this.#worldFrom = tick;
     if (this.#pending.at(-1)?.tick !== tick) this.#pending.push({ tick, atMs: nowMs });
     // Too old for any acknowledgement to describe: forgotten, not judged.
     while (this.#pending.length > 0 && this.#pending[0].atMs < nowMs - SNAPSHOT_REPEAT.forgetMs) {
@@ -33,6 +40,14 @@ export class SnapshotLossMeter {
    */
   acked(newest: number, heldMask: number, nowMs: number): void {
     const pending = this.#pending;
+    // An acknowledgement of the world before the Enter says nothing about this one.
+    if (!(newest >= this.#worldFrom)) return;
+    if (!this.#settled) {
+      // The first of the new world: the ones before it may have overtaken the Enter
+      // (a datagram is not held behind the stream) and been dropped as another world's.
+      this.#settled = true;
+      while (pending.length > 0 && pending[0].tick < newest) pending.shift();
+    }
     for (let i = pending.length - 1; i >= 0; i--) {
       const age = newest - pending[i].tick;
       if (age < 0) continue; // newer than this acknowledgement: still on its way
@@ -55,6 +70,8 @@ export class SnapshotLossMeter {
    */
   entered(): void {
     this.#pending.length = 0;
+    this.#worldFrom = NaN;
+    this.#settled = false;
   }
 
   /** True while snapshots should go twice: a loss was seen within the hold time. */

@@ -172,6 +172,11 @@ export interface LinkOptions {
    * A link with this set carries input as datagrams too.
    */
   readonly dropInput?: (n: number) => boolean;
+  /**
+   * Snapshots go as datagrams (deltas against the acknowledged one, the epoch, the loss
+   * meter), alone and at once; the path still delivers them in order, without loss.
+   */
+  readonly snapshotDatagrams?: boolean;
 }
 
 /** Figures a link counts. */
@@ -454,6 +459,7 @@ export class NetHarness {
     const transport = new FakeTransport({
       forward: (data) => link.sendToClient(data),
       onClose: (code, reason) => link.closeToClient(code, reason),
+      datagrams: (linkOpts ?? this.#link).snapshotDatagrams,
     });
     const conn = this.server.open(transport, `10.0.0.${n}`);
     return { link, transport, conn };

@@ -1,12 +1,13 @@
 /**
  * SnapshotLossMeter: a clean link (every snapshot acknowledged) never asks for second
  * copies; a snapshot the client says it lacks asks for them for the hold time after;
- * late acknowledgements (a stalled client) and the old world's snapshots after an Enter
- * are not loss.
+ * late acknowledgements (a stalled client), the old world's snapshots after an Enter and
+ * snapshots the transport skipped are not loss.
  */
 import assert from "node:assert/strict";
 import { SNAPSHOT_REPEAT, TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
 import { SnapshotLossMeter } from "../../../net/server/snapshot_loss.ts";
+import { NetHarness } from "../_harness.ts";
 
 const T = TICKS_PER_SNAPSHOT;
 
@@ -84,4 +85,43 @@ Deno.test("snapshots of the world before an Enter are not judged: a transfer is 
     m.acked(tick, mask(tick, (x) => x >= 1000), t);
     assert.equal(m.lossy(t), false, `snapshot ${i} of the new world`);
   }
+});
+
+Deno.test("a snapshot the transport skipped (its datagram queue backed up) is not the link's loss", () => {
+  using h = new NetHarness();
+  const c = h.connect("Backed", { link: { spec: "10", inputLoss: 0, snapshotDatagrams: true } });
+  const copies: number[] = [];
+  Object.assign(c.transport, { setLatestCopies: (n: 1 | 2) => copies.push(n) });
+  h.runUntil(() => c.runtime.latest() !== undefined);
+  h.pump(1000);
+  c.transport.acceptLatest = false; // QUIC's datagram queue is full: snapshots are skipped
+  h.pump(300);
+  c.transport.acceptLatest = true;
+  copies.length = 0;
+  h.pump(2000);
+  assert.ok(copies.length >= 30, `${copies.length} snapshots asked how many copies`);
+  assert.ok(copies.every((n) => n === 1), "one copy each: nothing was lost on the link");
+});
+
+Deno.test("after an Enter, the new world's first snapshots that overtook it are not loss", () => {
+  const m = new SnapshotLossMeter();
+  m.entered();
+  // Ticks 300 and 303 went out with the Enter and arrived before it: dropped as another
+  // world's. An input datagram still acknowledging the old world (tick 297) comes first.
+  m.sent(300, 0);
+  m.sent(303, 50);
+  m.acked(297, 0xff, 55);
+  m.sent(306, 100);
+  m.acked(306, 0, 110); // the first of the new world the client holds
+  for (let i = 3; i < 12; i++) {
+    m.sent(300 + i * T, i * 50);
+    m.acked(300 + i * T, mask(300 + i * T, (x) => x >= 306), i * 50 + 10);
+  }
+  assert.equal(m.lossy(600), false);
+  // From then on a lack is loss again.
+  m.sent(340, 650);
+  m.sent(343, 700);
+  m.sent(346, 750);
+  m.acked(346, mask(346, (x) => x !== 340 && x >= 306), 760);
+  assert.equal(m.lossy(760), true);
 });
