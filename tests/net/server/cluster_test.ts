@@ -264,6 +264,10 @@ Deno.test("a resume the load balancer gives another process is handed over to th
   assert.equal(a.server.playerCount, 1, "Ann's ship waits on A for her resume");
 
   const atB = cluster.resumeAt(b, { name: "Ann", token });
+  // While B looks A up in the registry, the client's ping waits for nothing and is dropped.
+  atB.ping();
+  const closedEarly = atB.transport.closedWith;
+  assert.equal(closedEarly, undefined, "not taken for a bad client");
   await cluster.run(50);
   const t = transferOf(atB);
   assert.ok(t, "B hands the resume over");
@@ -283,6 +287,12 @@ Deno.test("a resume the load balancer gives another process is handed over to th
   assert.equal(back.playerId, id, "the same player id");
   assert.equal(a.server.counters.resumes, 1);
   assert.deepEqual(noticesOf(back), [], "no notice: nothing was lost");
+
+  // A second hello while the lookup is under way is a bad client.
+  const twice = cluster.resumeAt(b, { name: "Twice", token });
+  twice.hello("Twice");
+  assert.equal(twice.transport.closedWith?.code, CloseCode.BadMessage);
+  assert.match(twice.transport.closedWith!.reason, /duplicate hello/);
 
   // Forwarded or not, a token is single-use: once the resumed connection has spoken, a
   // replay through B comes to A and is refused there.
