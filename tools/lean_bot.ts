@@ -165,6 +165,11 @@ export class LeanBot {
         this.#kind = CONTENT.worlds[msg.worldId].kind;
         this.#boss = false;
         this.#self = undefined;
+        // Each world counts its own ticks (a new dungeon starts at 0): frames start afresh
+        // from its first snapshot, or they would be stamped far in its future and dropped.
+        this.#serverTick = -1;
+        this.#nextFrameTick = -1;
+        this.#frames.length = 0;
       }
       if (msg.kind === ServerKind.Snapshot) {
         const base = msg.baseTick === undefined ? undefined : this.#held.get(msg.baseTick);

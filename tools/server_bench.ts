@@ -69,6 +69,8 @@ interface BenchClient {
   readonly conn: Connection;
   readonly seed: number;
   readonly frames: InputFrame[];
+  /** The instance its pending frames were stamped for (each world counts its own ticks). */
+  instanceId: string | undefined;
 }
 
 /** One scenario's figures. */
@@ -85,6 +87,8 @@ export interface BenchResult {
   cpuMsPerDungeonTick: number | null;
   framesPerSecPerClient: number;
   downBytesPerSecPerClient: number;
+  /** The server's verdicts on the bots' input frames: all "queued" means they really play. */
+  inputVerdicts: Record<string, number>;
   loadAverage1m: number;
 }
 
@@ -122,7 +126,14 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
         name: `${role[0]}${clients.length + 1}`,
         content: CONTENT_HASH,
       }));
-      clients.push({ role, socket, conn, seed: clients.length * 0.37, frames: [] });
+      clients.push({
+        role,
+        socket,
+        conn,
+        seed: clients.length * 0.37,
+        frames: [],
+        instanceId: undefined,
+      });
     }
   };
   /**
@@ -134,7 +145,15 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
     const batch = INPUT_SENDING.reliable.batchTicks;
     const out: [Connection, Uint8Array][] = [];
     for (const c of clients) {
-      c.frames.push({ tick: tick + batch + 1, ...steer(c, tick) });
+      const instance = c.conn.instance;
+      if (!instance) continue;
+      // A transfer: the new world counts its own ticks (a dungeon starts at 0).
+      if (instance.id !== c.instanceId) {
+        c.instanceId = instance.id;
+        c.frames.length = 0;
+      }
+      const worldTick = instance.world.tick;
+      c.frames.push({ tick: worldTick + batch + 1, ...steer(c, tick) });
       if (c.frames.length < batch) continue;
       out.push([
         c.conn,
@@ -229,6 +248,9 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
     cpuMsPerDungeonTick: dungeonsAtBoss > 0 ? round(cpuStats.mean / dungeonsAtBoss, 4) : null,
     framesPerSecPerClient: round(perClient((c) => c.socket.frames, framesBefore), 1),
     downBytesPerSecPerClient: Math.round(perClient((c) => c.socket.bytes, bytesBefore)),
+    inputVerdicts: Object.fromEntries(
+      Object.entries(server.counters.inputVerdicts).filter(([, n]) => n > 0),
+    ),
     loadAverage1m: round(Deno.loadavg()[0], 2),
   };
 }
@@ -256,7 +278,7 @@ if (import.meta.main) {
         (r.cpuMsPerDungeonTick === null ? "" : ` (${r.cpuMsPerDungeonTick} ms/dungeon-tick)`) +
         `; wall median ${r.wallMsPerTick.median}, p99 ${r.wallMsPerTick.p99}` +
         `; per client ${r.framesPerSecPerClient} frames/s, ${r.downBytesPerSecPerClient} B/s down` +
-        ` (load ${r.loadAverage1m})`,
+        `; input ${JSON.stringify(r.inputVerdicts)} (load ${r.loadAverage1m})`,
     );
   }
 }
