@@ -25,6 +25,7 @@ import {
 } from "../net/wire/mod.ts";
 import type { EscapeCancelReason } from "../sim/mod.ts";
 import { angleFromUnits, Button, HitTarget } from "../sim/mod.ts";
+import { Arrivals } from "./arrivals.ts";
 import { Sound } from "./audio.ts";
 import { BenchScene } from "./bench.ts";
 import { FLASH_MS } from "./draw_world.ts";
@@ -51,6 +52,8 @@ const TICK_INTERVAL_MS = 8;
 const NETGRAPH_PERIOD_MS = 250;
 /** Above this many players in an instance, joins and leaves are not toasted. */
 const CROWD_TOASTS_MAX = 8;
+/** How long after you enter an instance the players you were with may still catch up. */
+const CATCH_UP_MS = 5000;
 
 const CANCEL_TEXT: Record<EscapeCancelReason, string> = {
   damage: "Escape cancelled — you took damage",
@@ -115,6 +118,8 @@ export class Game {
   #notice = "";
   /** The page is going away: its resume token stays for a reload. */
   #leaving = false;
+  /** Your crew catching up after a portal or "again" is no news. */
+  readonly #arrivals = new Arrivals();
 
   constructor(opts: GameOptions) {
     this.#pageUrl = opts.pageUrl;
@@ -397,6 +402,11 @@ export class Game {
 
   #onEnter(e: EnterMsg): void {
     const now = performance.now();
+    // Last frame's roster is the instance we left: those who came with us arrive next.
+    this.#arrivals.entered(this.hud.roster.value.map((l) => l.name), {
+      nowMs: now,
+      windowMs: CATCH_UP_MS,
+    });
     const grazes = this.hud.grazes.value;
     this.hud.reset();
     // A resume is the same run in the same instance: its graze count goes on (the next
@@ -562,7 +572,9 @@ export class Game {
         break;
       }
       case "playerJoined":
-        if (!this.#isSelf(e.playerId) && !this.#crowded()) {
+        if (
+          !this.#isSelf(e.playerId) && this.#arrivals.isNews(e.name, now) && !this.#crowded()
+        ) {
           hud.toast(`${e.name} joined`, { nowMs: now });
         }
         break;
