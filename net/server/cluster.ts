@@ -9,7 +9,7 @@
  */
 import { CONTENT, worldByKey } from "../../content/mod.ts";
 import { EnterReason } from "../wire/protocol.ts";
-import { CLUSTER_TIMING } from "../../content/net_tuning.ts";
+import { CLUSTER_TIMING, CREW_OFFER_MS } from "../../content/net_tuning.ts";
 import {
   type ClaimRequest,
   leastLoaded,
@@ -17,7 +17,7 @@ import {
   type ProcessRecord,
   type Registry,
 } from "./registry/mod.ts";
-import { CloseCode } from "../wire/protocol.ts";
+import { CloseCode, type ResultsMsg } from "../wire/protocol.ts";
 import type { Instance } from "./instance.ts";
 import type { Connection, ForeignResume, GameServer, Placer } from "./server.ts";
 import { OnceSet, randomId, type TokenSigner } from "./tokens.ts";
@@ -45,7 +45,10 @@ export interface ClusterOptions {
  * A transfer ticket's payload, an array to keep the hello short: the target
  * process's boot id, the instance id, its world (its index in CONTENT.worlds), the party id
  * (seats held in the registry), the Enter reason, the hub the player came from
- * ("" if none) and a nonce (a ticket is admitted once).
+ * ("" if none), a nonce (a ticket is admitted once), and the crew: to a hub, the
+ * dungeon run the player left (its crew record may yet bring them the offer of
+ * "again") and 1 if they saw its results already; to a crew's dungeon ("again"), the
+ * crew it is reserved for ("" and 0: none).
  */
 type Ticket = [
   boot: string,
@@ -55,6 +58,8 @@ type Ticket = [
   reason: number,
   homeHubId: string,
   nonce: string,
+  crew: string,
+  crewSeen: number,
 ];
 
 const MAX_ENTER_REASON = Math.max(...Object.values(EnterReason));
@@ -204,6 +209,11 @@ export class ClusterNode implements Placer {
       this.#registryOk();
     } catch (err) {
       this.#registryFailed("heartbeat", err);
+      return;
+    }
+    // Players back in a hub here from a run elsewhere: has its crew record come?
+    for (const conn of [...this.#server.connections]) {
+      if (conn.pendingCrew) await this.#pollCrew(conn);
     }
   }
 
@@ -260,7 +270,7 @@ export class ClusterNode implements Placer {
     if (!checked.ok) return refuse(checked.refusal);
     const t = checked.payload;
     if (!isTicket(t)) return refuse("malformed");
-    const [boot, instanceId, worldId, partyId, reason, homeHubId, nonce] = t;
+    const [boot, instanceId, worldId, partyId, reason, homeHubId, nonce, crew, crewSeen] = t;
     if (boot !== this.boot || !instanceId.startsWith(`${this.processId}/`)) {
       return refuse("meant for another process");
     }
@@ -271,13 +281,20 @@ export class ClusterNode implements Placer {
     server.welcome(conn);
     server.counters.transfersIn++;
     conn.homeHubId = homeHubId || undefined;
-    let target = server.instanceFor(instanceId, CONTENT.worlds[worldId].key);
+    const world = CONTENT.worlds[worldId].key;
+    let target = crew !== "" && reason === EnterReason.Retry
+      ? server.crewDungeon(instanceId, { crewId: crew, world })
+      : server.instanceFor(instanceId, world);
     if (target.kind === "dungeon" && !target.world.acceptsPlayers) {
       // The fight began while they travelled: a hub here rather than a fight they cannot join.
       target = server.hubFor(conn);
     }
     this.#noteArrival(target.id, partyId, nowMs);
     server.move(conn, target, reason as EnterReason);
+    if (crew !== "" && target.kind === "hub") {
+      conn.pendingCrew = { id: crew, seen: crewSeen === 1 };
+      this.#pollCrew(conn);
+    }
   }
 
   toDungeon(party: readonly Connection[], opts: { from: Instance; world: string }): void {
@@ -285,7 +302,7 @@ export class ClusterNode implements Placer {
     this.#drainPortal();
   }
 
-  toHub(conn: Connection, reason: EnterReason): void {
+  toHub(conn: Connection, reason: EnterReason, crew?: { id: string; seen: boolean }): void {
     const home = conn.homeHubId;
     const server = this.#server;
     if (home !== undefined) {
@@ -303,11 +320,82 @@ export class ClusterNode implements Placer {
           process: proc,
           partyId: randomId(6),
           reason,
+          crew,
         });
         return;
       }
     }
-    this.#placeInHub(conn, reason);
+    this.#placeInHub(conn, reason, crew);
+  }
+
+  runEnded(from: Instance, opts: { results: ResultsMsg; next: string }): void {
+    if (!this.hostsGames) return;
+    this.#registry.putCrew({
+      id: from.id,
+      world: from.worldKey,
+      next: opts.next,
+      members: opts.results.rows.map((r) => r.name),
+      results: opts.results,
+      expiresAtMs: this.#wallNow() + CREW_OFFER_MS,
+    }).catch((err) => this.#registryFailed("crew record", err));
+  }
+
+  again(conn: Connection, crew: { id: string; next: string; world: string }): void {
+    const inHub = () => conn.state === "playing" && conn.instance?.kind === "hub";
+    this.#lookUpProcess(processOf(crew.next)).then((proc) => {
+      if (!inHub()) return; // gone, or moved on meanwhile
+      if (!proc || proc.draining || !proc.url) {
+        // The crew's process is gone or going: they stay in the hub they stand in.
+        this.#server.log("crew_again_lost", { player: conn.playerId, crew: crew.id });
+        return;
+      }
+      this.#send(conn, {
+        instanceId: crew.next,
+        world: crew.world,
+        process: proc,
+        partyId: randomId(6),
+        reason: EnterReason.Retry,
+        crew: { id: crew.id, seen: true },
+      });
+    });
+  }
+
+  /**
+   * Reads the crew record of the run a player in a hub here left on another process:
+   * found, they get its results (unless seen) and the offer; the run's dungeon gone with
+   * no record, nothing will come; else it is read again on the next heartbeat. A registry
+   * outage just leaves it for later (the record lapses with the offer).
+   */
+  async #pollCrew(conn: Connection): Promise<void> {
+    const pending = conn.pendingCrew;
+    if (!pending || conn.state !== "playing") return;
+    const where = conn.instance?.kind;
+    if (where !== "hub") {
+      if (where === "dungeon") conn.pendingCrew = undefined; // fighting elsewhere: no offer
+      return;
+    }
+    try {
+      // The instance first: its host writes the crew record before withdrawing it.
+      const run = await this.#registry.instance(pending.id);
+      const crew = await this.#registry.crew<ResultsMsg>(pending.id);
+      this.#registryOk();
+      if (conn.pendingCrew !== pending) return;
+      const nowMs = this.#wallNow();
+      if (crew) {
+        conn.pendingCrew = undefined;
+        if (crew.expiresAtMs <= nowMs || !crew.members.includes(conn.name)) return;
+        this.#server.offerCrew(conn, {
+          id: crew.id,
+          world: crew.world,
+          next: crew.next,
+          results: crew.results,
+          offerMs: crew.expiresAtMs - nowMs,
+          seen: pending.seen,
+        });
+      } else if (!run) conn.pendingCrew = undefined;
+    } catch (err) {
+      this.#registryFailed("crew lookup", err);
+    }
   }
 
   resumeElsewhere(conn: Connection, resume: ForeignResume): void {
@@ -354,7 +442,11 @@ export class ClusterNode implements Placer {
   // ---------------------------------------------------------------- placement
 
   /** The fullest hub with room anywhere; this process's own hub if the registry is down. */
-  #placeInHub(conn: Connection, reason: EnterReason): void {
+  #placeInHub(
+    conn: Connection,
+    reason: EnterReason,
+    crew?: { id: string; seen: boolean },
+  ): void {
     const server = this.#server;
     const fallback = (why: string) => {
       if (conn.state !== "playing") return;
@@ -380,6 +472,7 @@ export class ClusterNode implements Placer {
           process: placed.process,
           partyId: placed.party.id,
           reason,
+          crew,
         });
       })
       .catch((err) => {
@@ -478,12 +571,16 @@ export class ClusterNode implements Placer {
       process: ProcessRecord;
       partyId: string;
       reason: EnterReason;
+      /** To a hub: the run the player left; to a crew's dungeon: that crew. */
+      crew?: { id: string; seen: boolean };
     },
   ): void {
     const server = this.#server;
     const nowMs = this.#wallNow();
     if (to.process.id === this.processId) {
-      const target = server.instanceFor(to.instanceId, to.world);
+      const target = to.crew && to.reason === EnterReason.Retry
+        ? server.crewDungeon(to.instanceId, { crewId: to.crew.id, world: to.world })
+        : server.instanceFor(to.instanceId, to.world);
       this.#noteArrival(target.id, to.partyId, nowMs);
       server.move(conn, target, to.reason);
       return;
@@ -497,6 +594,8 @@ export class ClusterNode implements Placer {
       to.reason,
       from?.kind === "hub" ? from.id : conn.homeHubId ?? "",
       randomId(6),
+      to.crew?.id ?? "",
+      to.crew?.seen ? 1 : 0,
     ];
     const ticket = this.#signer.sign(TICKET_PURPOSE, {
       payload,
@@ -529,10 +628,11 @@ export function wsUrl(publicUrl: string): string {
 }
 
 function isTicket(t: unknown): t is Ticket {
-  if (!Array.isArray(t) || t.length !== 7) return false;
-  const [boot, instanceId, kind, partyId, reason, home, nonce] = t;
+  if (!Array.isArray(t) || t.length !== 9) return false;
+  const [boot, instanceId, kind, partyId, reason, home, nonce, crew, crewSeen] = t;
   return typeof boot === "string" && typeof instanceId === "string" &&
     Number.isInteger(kind) && CONTENT.worlds[kind] !== undefined &&
     typeof partyId === "string" && Number.isInteger(reason) && reason >= 0 &&
-    reason <= MAX_ENTER_REASON && typeof home === "string" && typeof nonce === "string";
+    reason <= MAX_ENTER_REASON && typeof home === "string" && typeof nonce === "string" &&
+    typeof crew === "string" && (crewSeen === 0 || crewSeen === 1);
 }

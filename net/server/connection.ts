@@ -136,6 +136,15 @@ export class Connection {
     if (this.session) this.session.homeHubId = id;
   }
 
+  /** The run on another process whose crew record may yet reach this player (a cluster's). */
+  get pendingCrew(): { readonly id: string; readonly seen: boolean } | undefined {
+    return this.session?.pendingCrew;
+  }
+
+  set pendingCrew(crew: { readonly id: string; readonly seen: boolean } | undefined) {
+    if (this.session) this.session.pendingCrew = crew;
+  }
+
   /** Bytes waiting to leave for this client. */
   get queuedBytes(): number {
     return this.#transport.bufferedBytes;

@@ -9,6 +9,8 @@
 interface Crew {
   /** The dungeon its members who chose "again" go to (made by the first of them). */
   next: string | undefined;
+  /** Hosted by another process of the cluster: "again" travels there. */
+  readonly remote: boolean;
   /** The key of the world the crew played, which "again" plays once more. */
   readonly world: string;
   readonly expiresAtMs: number;
@@ -25,14 +27,37 @@ export class Crews {
     this.#offerMs = opts.offerMs;
   }
 
-  /** Opens an offer to `members`, the crew of the run `crewId` in `world` that just ended. */
-  offer(crewId: string, opts: { members: Iterable<number>; world: string; nowMs: number }): void {
-    this.#crews.set(crewId, {
-      next: undefined,
-      world: opts.world,
-      expiresAtMs: opts.nowMs + this.#offerMs,
-    });
+  /**
+   * Opens an offer to `members`, the crew of the run `crewId` in `world` that just ended:
+   * `next` names the dungeon "again" makes, `remote` says another process hosts it, and
+   * `offerMs` (default: the server's) how long the offer stands.
+   */
+  offer(
+    crewId: string,
+    opts: {
+      members: Iterable<number>;
+      world: string;
+      nowMs: number;
+      next?: string;
+      remote?: boolean;
+      offerMs?: number;
+    },
+  ): void {
+    const known = this.#crews.get(crewId);
+    if (!known) {
+      this.#crews.set(crewId, {
+        next: opts.next,
+        remote: opts.remote ?? false,
+        world: opts.world,
+        expiresAtMs: opts.nowMs + (opts.offerMs ?? this.#offerMs),
+      });
+    }
     for (const id of opts.members) this.#offers.set(id, crewId);
+  }
+
+  /** True when another process hosts the crew's "again". */
+  remote(crewId: string): boolean {
+    return this.#crews.get(crewId)?.remote ?? false;
   }
 
   /** The world the crew played. */

@@ -237,8 +237,15 @@ export interface Placer {
    * worth), bound for an instance of the world named `world`.
    */
   toDungeon(party: readonly Connection[], opts: { from: Instance; world: string }): void;
-  /** A player left their instance (already) for a hub. */
-  toHub(conn: Connection, reason: EnterReason): void;
+  /**
+   * A player left their instance (already) for a hub; `crew`: the dungeon run they left,
+   * and whether they have its results already (a hub elsewhere still gets its offer).
+   */
+  toHub(conn: Connection, reason: EnterReason, crew?: { id: string; seen: boolean }): void;
+  /** A dungeon's run ended here: its crew on other processes may still answer "again". */
+  runEnded(from: Instance, opts: { results: ResultsMsg; next: string }): void;
+  /** A player answered "again" to the run of another process: send them to its `next`. */
+  again(conn: Connection, crew: { id: string; next: string; world: string }): void;
   /** An instance was destroyed (emptied, or failed). */
   instanceGone(id: string): void;
   /**
@@ -860,8 +867,12 @@ export class GameServer {
       this.#move(session, this.#hubFor(session), reason);
       return;
     }
+    const from = session.instance;
+    const crew = from?.kind === "dungeon"
+      ? { id: from.id, seen: this.crews.has(session.playerId) }
+      : undefined;
     this.#takeOut(session);
-    this.placer.toHub(session.conn, reason);
+    this.placer.toHub(session.conn, reason, crew);
   }
 
   /**
@@ -960,7 +971,15 @@ export class GameServer {
       crew.push(row.id);
       session.sendReliable(bytes);
     }
-    this.crews.offer(from.id, { members: crew, world: from.worldKey, nowMs: this.clock.now() });
+    // Named now, made by the first to answer "again", here or from another process.
+    const next = `${this.instancePrefix}dungeon-${this.#nextDungeon++}`;
+    this.crews.offer(from.id, {
+      members: crew,
+      world: from.worldKey,
+      next,
+      nowMs: this.clock.now(),
+    });
+    this.placer?.runEnded(from, { results, next });
     this.log("run_end", { instance: from.id, outcome: results.outcome, crew: crew.length });
   }
 
@@ -980,15 +999,66 @@ export class GameServer {
       return;
     }
     const nextId = this.crews.next(crewId);
+    const world = this.crews.world(crewId) ?? from.worldKey;
+    if (this.crews.remote(crewId) && nextId !== undefined && session.conn) {
+      this.placer?.again(session.conn, { id: crewId, next: nextId, world });
+      return;
+    }
     let target = nextId === undefined ? undefined : this.instances.get(nextId);
+    if (!target && nextId !== undefined) target = this.crewDungeon(nextId, { crewId, world });
     if (
       !target || !target.world.acceptsPlayers || target.size >= this.limits.maxPlayersPerDungeon
     ) {
-      target = this.#createInstance(this.crews.world(crewId) ?? from.worldKey);
+      target = this.#createInstance(world);
       target.reservedFor = crewId;
       this.crews.setNext(crewId, target.id);
     }
     this.#move(session, target, EnterReason.Retry);
+  }
+
+  /** The crew `crewId`'s dungeon `id` here, made (reserved for the crew) if missing. */
+  crewDungeon(id: string, opts: { crewId: string; world: string }): Instance {
+    const made = this.instances.get(id);
+    if (made) return made;
+    const target = this.#createInstance(opts.world, id);
+    target.reservedFor = opts.crewId;
+    return target;
+  }
+
+  /**
+   * The results and offer of a run another process hosted reach a player in a hub here
+   * (read from its crew record): the results screen unless `seen` already, then an offer
+   * whose "again" travels to the crew's `next` dungeon there.
+   */
+  offerCrew(
+    conn: Connection,
+    crew: {
+      id: string;
+      world: string;
+      next: string;
+      results: ResultsMsg;
+      offerMs: number;
+      seen: boolean;
+    },
+  ): void {
+    const session = conn.session;
+    if (!session || conn.state !== "playing" || session.instance?.kind !== "hub") return;
+    if (!crew.seen) {
+      // Row ids are the host's player ids: this player's row is theirs here.
+      const rows = crew.results.rows.map((r) =>
+        r.name === session.name ? { ...r, id: session.playerId } : r
+      );
+      session.sendReliable(encodeServerMessage(this.encoder, { ...crew.results, rows }));
+    }
+    this.crews.offer(crew.id, {
+      members: [session.playerId],
+      world: crew.world,
+      next: crew.next,
+      remote: true,
+      offerMs: crew.offerMs,
+      nowMs: this.clock.now(),
+    });
+    this.log("crew_offer_remote", { player: session.playerId, crew: crew.id });
   }
 
   /** Moves a player from wherever it is to `target`. */

@@ -34,6 +34,11 @@ export class Session implements Peer {
   conn: Connection | undefined;
   /** The hub this player last stood in, to return to after a dungeon (a cluster's). */
   homeHubId: string | undefined;
+  /**
+   * The run on another process this player left for a hub here (a cluster's): its crew
+   * record may yet bring them the results (unless `seen` already) and the offer of "again".
+   */
+  pendingCrew: { readonly id: string; readonly seen: boolean } | undefined;
 
   constructor(opts: { playerId: number; name: string; nameKey: string; sid: string }) {
     this.playerId = opts.playerId;

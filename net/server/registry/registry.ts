@@ -8,8 +8,8 @@
  * once can never overfill an instance. Engine-neutral: see store.ts.
  *
  * Namespaces: `proc/<processId>`, `inst/<instanceId>` (written by the host),
- * `seats/<instanceId>` (parties holding seats, written by placers) and
- * `party/<partyId>`.
+ * `seats/<instanceId>` (parties holding seats, written by placers), `party/<partyId>`
+ * and `crew/<dungeonId>` (a finished run's crew, written by its host).
  */
 import type { RegistryStore, StoredEntry, Write } from "./store.ts";
 import { RegistryUnavailable } from "./store.ts";
@@ -59,6 +59,26 @@ export interface PartyRecord {
   readonly processId: string;
   readonly members: readonly string[];
   readonly createdAtMs: number;
+}
+
+/**
+ * A finished run's crew, written by the process that hosted the run so that members
+ * already on other processes (sent home there) get the results and the offer of
+ * "again": their process reads it, and their "again" goes to `next` on the host.
+ * `R` is the results message (the registry does not know the wire format).
+ */
+export interface CrewRecord<R = unknown> {
+  /** The finished dungeon's instance id (the crew's id). */
+  readonly id: string;
+  /** The key of the world the crew played, which "again" plays once more. */
+  readonly world: string;
+  /** The dungeon the crew regroups in, on the host (made by the first to arrive). */
+  readonly next: string;
+  /** Every member's name (results rows). */
+  readonly members: readonly string[];
+  readonly results: R;
+  /** Wall-clock ms after which the offer has lapsed. */
+  readonly expiresAtMs: number;
 }
 
 interface SeatsRecord {
@@ -179,6 +199,22 @@ export class Registry {
   /** A party still travelling, or undefined once it has expired. */
   async party(id: string): Promise<PartyRecord | undefined> {
     return (await this.#store.get("party", id))?.value as PartyRecord | undefined;
+  }
+
+  /** One live instance record, or undefined (its host withdrew it, or died). */
+  async instance(id: string): Promise<InstanceRecord | undefined> {
+    return (await this.#store.get("inst", id))?.value as InstanceRecord | undefined;
+  }
+
+  /** Publishes a finished run's crew until its offer lapses. */
+  async putCrew<R>(crew: CrewRecord<R>): Promise<void> {
+    const ttlMs = Math.max(1, crew.expiresAtMs - this.#t.now());
+    await this.#store.commit([], [{ ns: "crew", id: crew.id, value: crew, ttlMs }]);
+  }
+
+  /** A finished run's crew while its offer stands, or undefined. */
+  async crew<R>(id: string): Promise<CrewRecord<R> | undefined> {
+    return (await this.#store.get("crew", id))?.value as CrewRecord<R> | undefined;
   }
 
   /**

@@ -8,27 +8,31 @@
  * Also hub shards on one process. Real codec, real server paths; no sockets.
  */
 import assert from "node:assert/strict";
-import { CONTENT_HASH, HUB } from "../../../content/mod.ts";
+import { CONTENT_HASH, HUB, PLAYER, WARDEN } from "../../../content/mod.ts";
+import { TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
 import { ClusterNode } from "../../../net/server/cluster.ts";
 import { renderMetrics } from "../../../net/server/metrics.ts";
 import { MemoryStore, Registry } from "../../../net/server/registry/mod.ts";
 import { ManualClock } from "../../../net/server/scheduler.ts";
-import { GameServer } from "../../../net/server/server.ts";
+import { GameServer, type ServerOptions } from "../../../net/server/server.ts";
 import { TokenSigner } from "../../../net/server/tokens.ts";
 import { encodeClientMessage, MessageEncoder } from "../../../net/wire/codec.ts";
 import {
+  Choice,
   ClientKind,
   CloseCode,
   type EnterMsg,
   EnterReason,
   NoticeCode,
   type NoticeMsg,
+  Outcome,
   PROTOCOL_VERSION,
+  type ResultsMsg,
   ServerKind,
   type TransferMsg,
 } from "../../../net/wire/protocol.ts";
-import { TICK_MS } from "../../../sim/mod.ts";
-import { RawClient } from "../_harness.ts";
+import { TICK_MS, type WorldDef } from "../../../sim/mod.ts";
+import { frame, RawClient } from "../_harness.ts";
 
 const SECRET = new Uint8Array(32).fill(7);
 const WALL_BASE_MS = 1_700_000_000_000;
@@ -49,14 +53,20 @@ class Cluster {
     partyTtlMs: 15_000,
   });
   readonly procs: Proc[] = [];
+  /** Clients that send an idle input frame every tick (so a dungeon does not park their ship). */
+  readonly feeding = new Set<RawClient>();
   #ip = 1;
 
   wallNow(): number {
     return WALL_BASE_MS + this.clock.now();
   }
 
-  async add(id: string, opts: { hostsGames?: boolean } = {}): Promise<Proc> {
+  async add(
+    id: string,
+    opts: { hostsGames?: boolean; worldDef?: ServerOptions["worldDef"] } = {},
+  ): Promise<Proc> {
     const server = new GameServer({
+      worldDef: opts.worldDef,
       clock: this.clock,
       seed: this.procs.length + 1,
       instancePrefix: `${id}/`,
@@ -84,6 +94,10 @@ class Cluster {
   async run(ms: number): Promise<void> {
     for (let t = 0; t < ms; t += TICK_MS) {
       this.clock.advance(TICK_MS);
+      for (const c of this.feeding) {
+        const world = c.conn.state === "playing" ? c.conn.instance?.world : undefined;
+        if (world) c.input([frame(world.tick + 1)]);
+      }
       await settle();
     }
   }
@@ -485,4 +499,172 @@ Deno.test("one process shards its hub at the cap: players fill the fullest hub, 
   late.hello("Late");
   assert.equal(late.conn.instance!.id, "hub-3", "the fullest hub with room");
   server.shutdown("test over");
+});
+
+// ---------------------------------------------------------------- "again" across processes
+
+/** A dungeon whose boss comes after 5 s and kills with one touch. */
+function deadlyRoom(): WorldDef {
+  return {
+    kind: "dungeon",
+    name: "Test Room",
+    arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 800 }] },
+    player: { ...PLAYER, maxHp: 1 },
+    portals: [],
+    waves: [],
+    waveDelayTicks: 300,
+    boss: WARDEN,
+  };
+}
+
+const deadly: ServerOptions["worldDef"] = (kind) => kind === "dungeon" ? deadlyRoom() : undefined;
+
+function resultsOf(c: RawClient): ResultsMsg[] {
+  return c.transport.messages().filter((m): m is ResultsMsg => m.kind === ServerKind.Results);
+}
+
+function transfersOf(c: RawClient): TransferMsg[] {
+  return c.transport.messages().filter((m): m is TransferMsg => m.kind === ServerKind.Transfer);
+}
+
+function choose(c: RawClient, choice: Choice): void {
+  c.send(encodeClientMessage(new MessageEncoder(), { kind: ClientKind.Choice, choice }));
+}
+
+/** Puts a player's ship on the boss of the dungeon it fights in (one touch kills it). */
+function onBoss(c: RawClient): void {
+  const world = c.conn.instance!.world;
+  assert.ok(world.boss, "the boss is up");
+  const ship = world.players.get(c.conn.playerId)!;
+  [ship.x, ship.y, ship.iframeTicks] = [world.boss.def.x, world.boss.def.y, 0];
+}
+
+/** Follows the newest Transfer `c` got: the same player says hello there with its ticket. */
+function follow(cluster: Cluster, c: RawClient, name: string): RawClient {
+  const t = transfersOf(c).at(-1);
+  assert.ok(t, `${name} was handed a Transfer`);
+  const there = cluster.join(cluster.procOf(t.url), name, t.ticket);
+  cluster.feeding.add(there);
+  return there;
+}
+
+/** Ann, Bo and Cy from A's hub, in one dungeon on B (the idle process), its boss up. */
+async function crewOnB(cluster: Cluster): Promise<{ a: Proc; b: Proc; crew: RawClient[] }> {
+  const a = await cluster.add("a", { worldDef: deadly });
+  const b = await cluster.add("b", { worldDef: deadly });
+  const names = ["Ann", "Bo", "Cy"];
+  const home = names.map((n) => cluster.join(a, n));
+  await cluster.run(50);
+  for (const c of home) onPortal(c);
+  await cluster.run(50);
+  const crew = home.map((c, i) => follow(cluster, c, names[i]));
+  for (const c of crew) cluster.feeding.add(c);
+  const dungeon = lastEnter(crew[0])!.instanceId;
+  assert.match(dungeon, /^b\/dungeon-/);
+  for (const c of crew) assert.equal(lastEnter(c)?.instanceId, dungeon, "one dungeon on B");
+  await cluster.run(5100);
+  assert.equal(crew[0].conn.instance?.world.stage, "boss");
+  return { a, b, crew };
+}
+
+Deno.test("a crew member sent home to another process gets the results and 'again' there, and regroups on the host", async () => {
+  const cluster = new Cluster();
+  const { a, b, crew } = await crewOnB(cluster);
+  const [annB, boB, cyB] = crew;
+  const dungeon = annB.conn.instance!.id;
+
+  // Ann falls first: she goes home to A's hub while Bo and Cy fight on.
+  onBoss(annB);
+  await cluster.run(TRANSFER_DELAYS.deathReturnTicks * TICK_MS + 100);
+  const ann = follow(cluster, annB, "Ann");
+  assert.equal(lastEnter(ann)?.instanceId, "a/hub");
+  await cluster.run(1500);
+  assert.equal(resultsOf(ann).length, 0, "no results while the run goes on");
+
+  // The wipe: B's own get the results at once; Ann's process reads them on its heartbeat.
+  onBoss(boB);
+  onBoss(cyB);
+  await cluster.run(100);
+  for (const c of [boB, cyB]) assert.equal(resultsOf(c).length, 1);
+  assert.equal(resultsOf(ann).length, 0, "not before A's next heartbeat");
+  await cluster.run(a.node.timing.heartbeatMs + 100);
+  const [annResults] = resultsOf(ann);
+  assert.ok(annResults, "Ann, in a hub on another process, got the results");
+  assert.equal(annResults.outcome, Outcome.Wiped);
+  assert.deepEqual(annResults.rows.map((r) => r.name).sort(), ["Ann", "Bo", "Cy"]);
+  assert.deepEqual(
+    annResults.rows.filter((r) => r.id === ann.playerId).map((r) => r.name),
+    ["Ann"],
+    "her row carries her id on A",
+  );
+  assert.deepEqual(
+    annResults.rows.map((r) => r.damageDealt),
+    resultsOf(boB)[0].rows.map((r) => r.damageDealt),
+  );
+
+  // "Again": a ticket to the crew's new dungeon on B, reserved for the crew.
+  choose(ann, Choice.Again);
+  await cluster.run(50);
+  const retry = transfersOf(ann).at(-1);
+  assert.equal(retry?.reason, EnterReason.Retry);
+  assert.equal(retry?.url, "ws://b.test:8000/ws");
+  const annAgain = follow(cluster, ann, "Ann");
+  const again = lastEnter(annAgain)!;
+  assert.equal(again.reason, EnterReason.Retry);
+  assert.match(again.instanceId, /^b\/dungeon-/);
+  assert.notEqual(again.instanceId, dungeon);
+  const next = b.server.instances.get(again.instanceId)!;
+  assert.equal(next.reservedFor, dungeon, "the crew's dungeon takes no strangers");
+  assert.equal(next.world.stage, "waves", "a fresh run");
+
+  // Bo and Cy saw the results on B, then went home to A: the offer follows them, the
+  // results screen (still up on their clients) is not sent again.
+  await cluster.run(TRANSFER_DELAYS.deathReturnTicks * TICK_MS + 100);
+  const [bo, cy] = [follow(cluster, boB, "Bo"), follow(cluster, cyB, "Cy")];
+  for (const c of [bo, cy]) assert.equal(lastEnter(c)?.instanceId, "a/hub");
+  await cluster.run(50);
+  for (const c of [bo, cy]) assert.equal(resultsOf(c).length, 0, "no second results screen");
+  choose(bo, Choice.Again);
+  choose(cy, Choice.Hub);
+  await cluster.run(50);
+  const boAgain = follow(cluster, bo, "Bo");
+  assert.equal(lastEnter(boAgain)?.instanceId, again.instanceId, "the crew is together again");
+  assert.equal(next.size, 2);
+  assert.equal(transfersOf(cy).length, 0, "'back to hub' leaves Cy where she is");
+  assert.equal(cy.conn.instance?.id, "a/hub");
+  assert.equal(cy.transport.closedWith, undefined);
+
+  // The offer was answered: another "again" is no ticket anywhere.
+  choose(cy, Choice.Again);
+  await cluster.run(a.node.timing.heartbeatMs + 100);
+  assert.equal(transfersOf(cy).length, 0);
+  await cluster.stop();
+});
+
+Deno.test("a registry outage at the run's end: the offer does not reach the other process, nothing breaks", async () => {
+  const cluster = new Cluster();
+  const { a, b, crew } = await crewOnB(cluster);
+  const [annB, boB] = crew;
+  onBoss(annB);
+  await cluster.run(TRANSFER_DELAYS.deathReturnTicks * TICK_MS + 100);
+  const ann = follow(cluster, annB, "Ann");
+  assert.equal(lastEnter(ann)?.instanceId, "a/hub");
+
+  cluster.store.down = true;
+  for (const c of crew.slice(1)) onBoss(c);
+  await cluster.run(100);
+  assert.equal(resultsOf(boB).length, 1, "the host's own players get theirs");
+  const ticks = [a, b].map((p) => p.server.scheduler.stats.ticks);
+  await cluster.run(3 * a.node.timing.heartbeatMs);
+  cluster.store.down = false;
+  await cluster.run(2 * a.node.timing.heartbeatMs);
+  assert.equal(resultsOf(ann).length, 0, "no crew record was written: no offer");
+  choose(ann, Choice.Again);
+  await cluster.run(100);
+  assert.equal(transfersOf(ann).length, 0, "an 'again' without an offer goes nowhere");
+  assert.equal(ann.transport.closedWith, undefined, "and is no offence");
+  assert.equal(ann.conn.instance?.id, "a/hub");
+  [a, b].forEach((p, i) => assert.ok(p.server.scheduler.stats.ticks > ticks[i] + 200));
+  assert.ok(a.node.stats.registryErrors > 0);
+  await cluster.stop();
 });
