@@ -43,8 +43,9 @@ export class Crews {
       offerMs?: number;
     },
   ): void {
-    const known = this.#crews.get(crewId);
-    if (!known) {
+    // A crew already known here (from its own run's end) stays as it is: another member's
+    // offer read from the registry adds that member only.
+    if (!opts.remote || !this.#crews.has(crewId)) {
       this.#crews.set(crewId, {
         next: opts.next,
         remote: opts.remote ?? false,
