@@ -345,8 +345,13 @@ export class ClusterNode implements Placer {
     this.#lookUpProcess(processOf(crew.next)).then((proc) => {
       if (!inHub()) return; // gone, or moved on meanwhile
       if (!proc || proc.draining || !proc.url) {
-        // The crew's process is gone or going: they stay in the hub they stand in.
+        // The crew's process is gone or going: they stay in the hub they stand in, told why.
         this.#server.log("crew_again_lost", { player: conn.playerId, crew: crew.id });
+        conn.instance?.announce({
+          type: "portalRefused",
+          playerId: conn.playerId,
+          reason: "your crew's server is gone or restarting: no run together this time",
+        });
         return;
       }
       this.#send(conn, {

@@ -668,3 +668,32 @@ Deno.test("a registry outage at the run's end: the offer does not reach the othe
   assert.ok(a.node.stats.registryErrors > 0);
   await cluster.stop();
 });
+
+Deno.test("'again' when the crew's process has gone since the offer: the player stays in the hub", async () => {
+  const cluster = new Cluster();
+  const { a, b, crew } = await crewOnB(cluster);
+  const [annB, ...rest] = crew;
+  onBoss(annB);
+  await cluster.run(TRANSFER_DELAYS.deathReturnTicks * TICK_MS + 100);
+  const ann = follow(cluster, annB, "Ann");
+  for (const c of rest) onBoss(c);
+  await cluster.run(a.node.timing.heartbeatMs + 200);
+  assert.equal(resultsOf(ann).length, 1, "the offer reached A");
+
+  await b.node.stop({ withdrawWithinMs: 10 });
+  b.server.shutdown("test over");
+  await cluster.run(a.node.timing.heartbeatMs + 100);
+  choose(ann, Choice.Again);
+  await cluster.run(100);
+  assert.equal(transfersOf(ann).length, 0, "no ticket to a process that is gone");
+  const told = ann.transport.messages().flatMap((m) =>
+    m.kind === ServerKind.Events
+      ? m.events.filter((e) => e.type === "portalRefused" && e.playerId === ann.playerId)
+      : []
+  );
+  assert.equal(told.length, 1, "told why, as a refused portal is");
+  assert.equal(ann.conn.instance?.id, "a/hub");
+  assert.equal(ann.transport.closedWith, undefined);
+  await a.node.stop({ withdrawWithinMs: 10 });
+  a.server.shutdown("test over");
+});
