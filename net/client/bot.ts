@@ -12,7 +12,14 @@ import {
   type ServerAddress,
 } from "./connect.ts";
 import { think } from "../../sim/pilot.ts";
-import type { EnterReason, EventName, NetEvent, NoticeMsg, SnapshotMsg } from "../wire/protocol.ts";
+import type {
+  EnterReason,
+  EventName,
+  NetEvent,
+  NoticeMsg,
+  ResultsMsg,
+  SnapshotMsg,
+} from "../wire/protocol.ts";
 import { CONTENT } from "../../content/mod.ts";
 
 /** What a bot has lived through. */
@@ -26,6 +33,8 @@ export interface BotLog {
   peakReplicaBullets: number;
   /** What the server let it know (a resume that failed, a restart coming). */
   notices: NoticeMsg[];
+  /** The results screens it was shown (runs it took part in that ended). */
+  results: ResultsMsg[];
   /** When its link dropped (or the server restarted) and when it was back (ms, the bot's clock). */
   drops: { lostAtMs: number; why: ReconnectReason; backAtMs?: number }[];
 }
@@ -45,6 +54,7 @@ export class Bot {
     bossDefeatedSeen: false,
     peakReplicaBullets: 0,
     notices: [],
+    results: [],
     drops: [],
   };
   mode: BotMode = "portal";
@@ -83,6 +93,7 @@ export class Bot {
         this.log.enters.push({ instanceId: e.instanceId, reason: e.reason, atMs: this.#now() }),
       onEvent: (e) => this.#noteEvent(e),
       onNotice: (n) => this.log.notices.push(n),
+      onResults: (r) => this.log.results.push(r),
       onReconnecting: (why) => this.log.drops.push({ lostAtMs: this.#now(), why }),
       onResumed: () => {
         const drop = this.log.drops.at(-1);
