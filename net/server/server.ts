@@ -1004,24 +1004,23 @@ export class GameServer {
       this.placer?.again(session.conn, { id: crewId, next: nextId, world });
       return;
     }
-    let target = nextId === undefined ? undefined : this.instances.get(nextId);
-    if (!target && nextId !== undefined) target = this.crewDungeon(nextId, { crewId, world });
-    if (
-      !target || !target.world.acceptsPlayers || target.size >= this.limits.maxPlayersPerDungeon
-    ) {
-      target = this.#createInstance(world);
-      target.reservedFor = crewId;
-      this.crews.setNext(crewId, target.id);
-    }
-    this.#move(session, target, EnterReason.Retry);
+    const id = nextId ?? `${this.instancePrefix}dungeon-${this.#nextDungeon++}`;
+    this.#move(session, this.crewDungeon(id, { crewId, world }), EnterReason.Retry);
   }
 
-  /** The crew `crewId`'s dungeon `id` here, made (reserved for the crew) if missing. */
+  /**
+   * The crew `crewId`'s "again" dungeon here: the one it regroups in (`id`, unless a
+   * later one replaced it), made reserved for the crew if missing; once that one no
+   * longer takes players (its boss is up, or it is full), a fresh one for this member.
+   */
   crewDungeon(id: string, opts: { crewId: string; world: string }): Instance {
-    const made = this.instances.get(id);
-    if (made) return made;
-    const target = this.#createInstance(opts.world, id);
-    target.reservedFor = opts.crewId;
+    const nextId = this.crews.next(opts.crewId) ?? id;
+    let target = this.instances.get(nextId) ?? this.#createInstance(opts.world, nextId);
+    if (!target.world.acceptsPlayers || target.size >= this.limits.maxPlayersPerDungeon) {
+      target = this.#createInstance(opts.world);
+      this.crews.setNext(opts.crewId, target.id);
+    }
+    target.reservedFor ??= opts.crewId;
     return target;
   }
 

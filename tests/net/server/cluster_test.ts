@@ -697,3 +697,32 @@ Deno.test("'again' when the crew's process has gone since the offer: the player 
   await a.node.stop({ withdrawWithinMs: 10 });
   a.server.shutdown("test over");
 });
+
+Deno.test("'again' from another process after the crew's dungeon met its boss: a fresh one for the crew, not a hub", async () => {
+  const cluster = new Cluster();
+  const { b, crew } = await crewOnB(cluster);
+  for (const c of crew) onBoss(c);
+  await cluster.run(100);
+  const first = crew[0].conn.instance!.id;
+  // All three saw the results on B, then went home to A: the offer follows each.
+  await cluster.run(TRANSFER_DELAYS.deathReturnTicks * TICK_MS + 100);
+  const [ann, bo] = crew.slice(0, 2).map((c, i) => follow(cluster, c, ["Ann", "Bo"][i]));
+  await cluster.run(50);
+  choose(ann, Choice.Again);
+  await cluster.run(50);
+  const annAgain = follow(cluster, ann, "Ann");
+  const next = b.server.instances.get(lastEnter(annAgain)!.instanceId)!;
+  await cluster.run(5100);
+  assert.equal(next.world.stage, "boss", "Ann's fight has begun without Bo");
+
+  choose(bo, Choice.Again);
+  await cluster.run(50);
+  const boAgain = follow(cluster, bo, "Bo");
+  const enter = lastEnter(boAgain)!;
+  assert.equal(enter.reason, EnterReason.Retry);
+  assert.match(enter.instanceId, /^b\/dungeon-/, "a dungeon, not B's hub");
+  assert.notEqual(enter.instanceId, next.id);
+  assert.equal(b.server.instances.get(enter.instanceId)?.reservedFor, first);
+  assert.equal(b.server.instances.get(enter.instanceId)?.world.stage, "waves", "a fresh run");
+  await cluster.stop();
+});
