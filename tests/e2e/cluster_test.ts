@@ -11,7 +11,7 @@
  * bots, one of whom is sent home to the other process before the wipe.
  */
 import assert from "node:assert/strict";
-import { HUB, PLAYER, WARDEN } from "../../content/mod.ts";
+import { HUB } from "../../content/mod.ts";
 import { Bot } from "../../net/client/bot.ts";
 import { ClusterNode } from "../../net/server/cluster.ts";
 import { MemoryStore, Registry } from "../../net/server/registry/mod.ts";
@@ -20,9 +20,9 @@ import { GameServer } from "../../net/server/server.ts";
 import { TokenSigner } from "../../net/server/tokens.ts";
 import { Choice, EnterReason } from "../../net/wire/protocol.ts";
 import { createApp } from "../../routes/app.ts";
-import type { WorldDef } from "../../sim/mod.ts";
 import { CLUSTER_TIMING } from "../../content/net_tuning.ts";
 import { type ClusterSmokeReport, runClusterSmoke } from "../../tools/cluster_smoke.ts";
+import { deadlyRoom } from "../net/_harness.ts";
 
 function check(report: ClusterSmokeReport): void {
   assert.deepEqual(report.failures, [], report.steps.join("\n"));
@@ -52,20 +52,6 @@ Deno.test("a cluster on Redis: placement across processes, transfers, and a kill
 Deno.test("the same cluster flow on the Deno KV registry", async () => {
   check(await runClusterSmoke({ backend: "kv" }));
 });
-
-/** A dungeon whose boss comes after 5 s (the crew has time to regroup) and kills with one touch. */
-function deadlyRoom(): WorldDef {
-  return {
-    kind: "dungeon",
-    name: "Test Room",
-    arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 800 }] },
-    player: { ...PLAYER, maxHp: 1 },
-    portals: [],
-    waves: [],
-    waveDelayTicks: 300,
-    boss: WARDEN,
-  };
-}
 
 /** A game process in this test process: the real app on a real port, in a cluster. */
 class LiveNode {

@@ -5,7 +5,7 @@
  * ClientRuntimes connected through such links, pumped in small time steps.
  * It speaks to net/ only through public APIs and never reads `#private` state.
  */
-import { CONTENT_HASH } from "../../content/mod.ts";
+import { CONTENT_HASH, PLAYER, WARDEN } from "../../content/mod.ts";
 import { ClientRuntime, type InputSample } from "../../net/client/runtime.ts";
 import type { OwnShotNote } from "../../net/client/replica.ts";
 import {
@@ -43,7 +43,7 @@ import {
 } from "../../net/wire/snapshot_delta.ts";
 import { SNAPSHOT_BASELINES } from "../../content/net_tuning.ts";
 import { createApp } from "../../routes/app.ts";
-import { type InputFrame, Rng } from "../../sim/mod.ts";
+import { type InputFrame, Rng, type WorldDef } from "../../sim/mod.ts";
 import { LinkPipe, LinkSim, type LinkSpec, linkSpec, parseLinkSpec } from "../../net/link/mod.ts";
 
 /** Standing still, aiming up, no buttons. */
@@ -766,4 +766,21 @@ export class LiveSocket {
     if (this.ws.readyState <= WebSocket.OPEN) this.ws.close(1000, "done");
     return await this.closed;
   }
+}
+
+/**
+ * A dungeon whose boss comes after 5 s (a crew has time to regroup) and kills with one
+ * touch: the "again with this crew" tests end runs with it.
+ */
+export function deadlyRoom(): WorldDef {
+  return {
+    kind: "dungeon",
+    name: "Test Room",
+    arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 800 }] },
+    player: { ...PLAYER, maxHp: 1 },
+    portals: [],
+    waves: [],
+    waveDelayTicks: 300,
+    boss: WARDEN,
+  };
 }

@@ -8,7 +8,7 @@
  * Also hub shards on one process. Real codec, real server paths; no sockets.
  */
 import assert from "node:assert/strict";
-import { CONTENT_HASH, HUB, PLAYER, WARDEN } from "../../../content/mod.ts";
+import { CONTENT_HASH, HUB } from "../../../content/mod.ts";
 import { TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
 import { ClusterNode } from "../../../net/server/cluster.ts";
 import { renderMetrics } from "../../../net/server/metrics.ts";
@@ -31,8 +31,8 @@ import {
   ServerKind,
   type TransferMsg,
 } from "../../../net/wire/protocol.ts";
-import { TICK_MS, type WorldDef } from "../../../sim/mod.ts";
-import { frame, RawClient } from "../_harness.ts";
+import { TICK_MS } from "../../../sim/mod.ts";
+import { deadlyRoom, frame, RawClient } from "../_harness.ts";
 
 const SECRET = new Uint8Array(32).fill(7);
 const WALL_BASE_MS = 1_700_000_000_000;
@@ -502,20 +502,6 @@ Deno.test("one process shards its hub at the cap: players fill the fullest hub, 
 });
 
 // ---------------------------------------------------------------- "again" across processes
-
-/** A dungeon whose boss comes after 5 s and kills with one touch. */
-function deadlyRoom(): WorldDef {
-  return {
-    kind: "dungeon",
-    name: "Test Room",
-    arena: { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 800 }] },
-    player: { ...PLAYER, maxHp: 1 },
-    portals: [],
-    waves: [],
-    waveDelayTicks: 300,
-    boss: WARDEN,
-  };
-}
 
 const deadly: ServerOptions["worldDef"] = (kind) => kind === "dungeon" ? deadlyRoom() : undefined;
 
