@@ -12,6 +12,8 @@ import { EnterReason } from "../wire/protocol.ts";
 import { CLUSTER_TIMING, CREW_OFFER_MS } from "../../content/net_tuning.ts";
 import {
   type ClaimRequest,
+  type CrewRecord,
+  type InstanceRecord,
   leastLoaded,
   type Placement,
   type ProcessRecord,
@@ -211,10 +213,17 @@ export class ClusterNode implements Placer {
       this.#registryFailed("heartbeat", err);
       return;
     }
-    // Players back in a hub here from a run elsewhere: has its crew record come?
-    for (const conn of [...this.#server.connections]) {
-      if (conn.pendingCrew) await this.#pollCrew(conn);
+    // Players back in a hub here from a run elsewhere: has its crew record come? One
+    // read per run, however many of its crew wait here.
+    const waiting = new Map<string, Connection[]>();
+    for (const conn of this.#server.connections) {
+      const id = conn.pendingCrew?.id;
+      if (id === undefined) continue;
+      const crew = waiting.get(id);
+      if (crew) crew.push(conn);
+      else waiting.set(id, [conn]);
     }
+    await Promise.all([...waiting].map(([id, conns]) => this.#pollCrew(id, conns)));
   }
 
   #noteCreated(id: string, nowMs: number): number {
@@ -293,7 +302,7 @@ export class ClusterNode implements Placer {
     server.move(conn, target, reason as EnterReason);
     if (crew !== "" && target.kind === "hub") {
       conn.pendingCrew = { id: crew, seen: crewSeen === 1 };
-      this.#pollCrew(conn);
+      this.#pollCrew(crew, [conn]);
     }
   }
 
@@ -366,29 +375,37 @@ export class ClusterNode implements Placer {
   }
 
   /**
-   * Reads the crew record of the run a player in a hub here left on another process:
-   * found, they get its results (unless seen) and the offer; the run's dungeon gone with
-   * no record, nothing will come; else it is read again on the next heartbeat. A registry
-   * outage just leaves it for later (the record lapses with the offer).
+   * Reads the crew record of run `id`, which `conns` (players in a hub here) left on
+   * another process: found, each gets its results (unless seen) and the offer; the run's
+   * dungeon gone with no record, nothing will come; else it is read again on the next
+   * heartbeat. A registry outage just leaves it for later (the record lapses with the offer).
    */
-  async #pollCrew(conn: Connection): Promise<void> {
-    const pending = conn.pendingCrew;
-    if (!pending || conn.state !== "playing") return;
-    const where = conn.instance?.kind;
-    if (where !== "hub") {
+  async #pollCrew(id: string, conns: readonly Connection[]): Promise<void> {
+    const waiting = conns.filter((conn) => {
+      if (conn.pendingCrew?.id !== id || conn.state !== "playing") return false;
+      const where = conn.instance?.kind;
       if (where === "dungeon") conn.pendingCrew = undefined; // fighting elsewhere: no offer
-      return;
-    }
+      return where === "hub";
+    });
+    if (waiting.length === 0) return;
+    let run: InstanceRecord | undefined;
+    let crew: CrewRecord<ResultsMsg> | undefined;
     try {
       // The instance first: its host writes the crew record before withdrawing it.
-      const run = await this.#registry.instance(pending.id);
-      const crew = await this.#registry.crew<ResultsMsg>(pending.id);
+      run = await this.#registry.instance(id);
+      crew = await this.#registry.crew<ResultsMsg>(id);
       this.#registryOk();
-      if (conn.pendingCrew !== pending) return;
-      const nowMs = this.#wallNow();
+    } catch (err) {
+      this.#registryFailed("crew lookup", err);
+      return;
+    }
+    const nowMs = this.#wallNow();
+    for (const conn of waiting) {
+      const pending = conn.pendingCrew;
+      if (pending?.id !== id) continue; // moved on meanwhile
       if (crew) {
         conn.pendingCrew = undefined;
-        if (crew.expiresAtMs <= nowMs || !crew.members.includes(conn.name)) return;
+        if (crew.expiresAtMs <= nowMs || !crew.members.includes(conn.name)) continue;
         this.#server.offerCrew(conn, {
           id: crew.id,
           world: crew.world,
@@ -398,8 +415,6 @@ export class ClusterNode implements Placer {
           seen: pending.seen,
         });
       } else if (!run) conn.pendingCrew = undefined;
-    } catch (err) {
-      this.#registryFailed("crew lookup", err);
     }
   }
 
