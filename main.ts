@@ -214,6 +214,8 @@ if (import.meta.main) {
       peerHeader: PEER_HEADER,
       clock: realClock,
       log,
+      // Game sockets are ended by the door: their frames skip the hop to Deno.serve.
+      sockets: { path: "/ws", fetch: (req, info) => app.fetch(req, info) },
     })
     : undefined;
   if (door) announce(door.addr);

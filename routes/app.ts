@@ -15,7 +15,9 @@ import {
   realClock,
   type Refusal,
   renderMetrics,
+  type ServerSocket,
   type Transport,
+  upgradeWebSocket,
   WebSocketTransport,
 } from "../net/server/mod.ts";
 import { type LinkClock, LinkPipe, LinkSim, type LinkSpec } from "../net/link/mod.ts";
@@ -254,15 +256,15 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
       // A page whose socket failed asks here why; nothing stands in its way right now.
       return c.json({ code: 0, reason: "expected a WebSocket upgrade" }, 426);
     }
-    let socket: WebSocket;
+    let socket: ServerSocket;
     let response: Response;
     try {
-      ({ socket, response } = Deno.upgradeWebSocket(c.req.raw));
+      // Deno's WebSocket, or the front door's when the door ends the protocol itself.
+      ({ socket, response } = upgradeWebSocket(c.req.raw));
     } catch (err) {
       server.countRefusal("bad_upgrade");
       return c.text(`bad WebSocket upgrade: ${(err as Error).message}`, 400);
     }
-    socket.binaryType = "arraybuffer";
     let transport: Transport = new WebSocketTransport(socket);
     // With a simulated link, what the client sends reaches the server after the path's
     // delay (and what the server sends, through LinkTransport): both directions.
@@ -277,25 +279,15 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
     // Registered now, not on open: the per-address counts see it from the first moment.
     const conn = server.open(transport, ip, { admitted: true });
     const arrive = (fn: () => void) => up ? up.send(fn) : fn();
-    socket.onmessage = (evt) => {
-      const data = evt.data;
-      arrive(() => {
-        if (typeof data === "string") conn.receive(data);
-        else if (data instanceof ArrayBuffer) conn.receive(new Uint8Array(data));
-        else conn.close(CloseCode.BadMessage, "unsupported frame type");
-      });
-    };
-    socket.onclose = (evt) => {
-      // The socket is gone: nothing more can be delivered either way.
-      down?.discard();
-      up?.clear();
-      conn.closed(String(evt.code), evt.reason || "closed by client");
-    };
-    socket.onerror = () => {
-      down?.discard();
-      up?.clear();
-      conn.closed("error", "socket error");
-    };
+    socket.listen({
+      message: (data) => arrive(() => conn.receive(data)),
+      closed: (code, reason) => {
+        // The socket is gone: nothing more can be delivered either way.
+        down?.discard();
+        up?.clear();
+        conn.closed(code, reason || (code === "error" ? "socket error" : "closed by client"));
+      },
+    });
     return response;
   });
   return app;

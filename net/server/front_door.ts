@@ -7,13 +7,22 @@
  * budget control frames, and end a connection whose client stops reading. It also
  * writes the client's address into a header only it can set. The byte rules are
  * net/server/stream_audit.ts; this file is the I/O. Server-only (Deno TCP APIs).
+ *
+ * Game sockets (`sockets.path`, when it is a connection's first request) are ended by
+ * the door itself: the upgrade request goes to the app in process (its route admits or
+ * refuses, as for Deno's own sockets), and once accepted, frames go between the client's
+ * connection and the server as messages (net/server/door_socket.ts), with no second hop
+ * and no second WebSocket. Anything else is relayed to Deno.serve.
  */
 import { addressKey } from "./admission.ts";
+import { DoorSocket } from "./door_socket.ts";
 import type { Clock } from "./scheduler.ts";
+import { offerSocket } from "./server_socket.ts";
 import {
   clientCloseFrame,
   ClientStreamAudit,
   closeFrame,
+  type RequestHead,
   ServerFrameTracker,
   type StreamLimits,
 } from "./stream_audit.ts";
@@ -59,6 +68,15 @@ export interface DoorOptions {
   readonly peerHeader: string;
   readonly clock: Clock;
   readonly log?: (event: string, fields: Record<string, unknown>) => void;
+  /**
+   * WebSocket upgrades to `path` that open a connection are ended by the door: `fetch`
+   * (the app's handler, in process) gets the request with a socket offered
+   * (net/server/server_socket.ts). Unset: every upgrade is relayed.
+   */
+  readonly sockets?: {
+    readonly path: string;
+    fetch(request: Request, info: { remoteAddr: Deno.NetAddr }): Response | Promise<Response>;
+  };
 }
 
 /** How often deadlines are checked, in ms. */
@@ -84,6 +102,12 @@ interface Pass {
   /** A close frame of the door's own is due (a client frame broke a rule). */
   kill: { code: number; reason: string } | undefined;
   done: boolean;
+  /** Request heads read so far. */
+  requests: number;
+  /** The game socket the door ends itself, once the app accepted it. */
+  socket: DoorSocket | undefined;
+  /** Relaying: the server → client side, running once the backend is connected. */
+  downstream: Promise<void> | undefined;
 }
 
 /** A listening front door. `await using` closes it. */
@@ -202,11 +226,28 @@ export class FrontDoor implements AsyncDisposable {
       cleanFrames: false,
       kill: undefined,
       done: false,
+      requests: 0,
+      socket: undefined,
+      downstream: undefined,
     };
     this.#perAddress.set(key, fromHere + 1);
     this.#passes.add(pass);
     this.stats.accepted++;
     this.stats.open++;
+    const audit = new ClientStreamAudit({
+      peer: ip,
+      peerHeader: this.#opts.peerHeader,
+      limits,
+      nowMs: now,
+    });
+    await this.#upstream(pass, audit);
+    await pass.downstream;
+    this.#end(pass);
+  }
+
+  /** Connects to Deno.serve for relaying, once; false (and the connection ended) if it is down. */
+  async #relay(pass: Pass, audit: ClientStreamAudit): Promise<boolean> {
+    if (pass.backend) return true;
     try {
       pass.backend = await Deno.connect(this.#opts.backend as Deno.ConnectOptions);
     } catch (err) {
@@ -214,16 +255,64 @@ export class FrontDoor implements AsyncDisposable {
       this.#log("door_backend_error", { error: (err as Error).message });
       await this.#write(pass, httpAnswer(503, "server unavailable"));
       this.#end(pass);
-      return;
+      return false;
     }
-    const audit = new ClientStreamAudit({
-      peer: ip,
-      peerHeader: this.#opts.peerHeader,
-      limits,
-      nowMs: now,
+    if (pass.done) return false;
+    pass.downstream = this.#downstream(pass, audit);
+    return true;
+  }
+
+  /** True when the door ends this request's WebSocket itself. */
+  #ownsSocket(pass: Pass, request: RequestHead): boolean {
+    const sockets = this.#opts.sockets;
+    if (!sockets || !request.upgrade || pass.requests !== 1) return false;
+    const q = request.target.indexOf("?");
+    return (q < 0 ? request.target : request.target.slice(0, q)) === sockets.path;
+  }
+
+  /**
+   * Hands the upgrade to the app with a socket offered. Accepted: the socket is the
+   * connection's from now on. Refused: the app's answer goes to the client and the
+   * connection ends (false).
+   */
+  async #openSocket(pass: Pass, request: RequestHead): Promise<boolean> {
+    const sockets = this.#opts.sockets!;
+    const host = request.headers.find(([k]) => k.toLowerCase() === "host")?.[1] ?? "localhost";
+    let req: Request;
+    try {
+      req = new Request(new URL(request.target, `http://${host}`), {
+        headers: request.headers as [string, string][],
+      });
+    } catch {
+      this.stats.refusedRequests++;
+      await this.#write(pass, httpAnswer(400, "bad request"));
+      this.#end(pass);
+      return false;
+    }
+    const socket = new DoorSocket({
+      headers: req.headers,
+      wire: {
+        write: (bytes) => this.#write(pass, bytes),
+        closeWrite: () => halfClose(pass.client),
+        end: () => this.#end(pass),
+      },
     });
-    await Promise.all([this.#upstream(pass, audit), this.#downstream(pass, audit)]);
+    offerSocket(req, socket);
+    let response: Response;
+    try {
+      response = await sockets.fetch(req, { remoteAddr: pass.client.remoteAddr });
+    } catch (err) {
+      this.#log("door_socket_error", { error: (err as Error).message });
+      response = new Response("internal error", { status: 500 });
+    }
+    if (socket.accepted && !pass.done) {
+      pass.socket = socket;
+      return true;
+    }
+    if (socket.accepted) socket.gone();
+    await this.#write(pass, await httpResponse(response));
     this.#end(pass);
+    return false;
   }
 
   /** Client → server, through the audit. */
@@ -239,6 +328,7 @@ export class FrontDoor implements AsyncDisposable {
       }
       if (n === null) {
         // The client is gone (or half-closed): let the server finish its answer.
+        pass.socket?.gone();
         await halfClose(pass.backend);
         return;
       }
@@ -248,7 +338,16 @@ export class FrontDoor implements AsyncDisposable {
       const requestsBefore = audit.requests;
       for (const step of audit.feed(buf.subarray(0, n), now)) {
         if (step.kind === "forward") {
-          if (!await writeAll(pass.backend!, step.bytes)) {
+          if (pass.socket) {
+            pass.socket.receive(step.bytes);
+            continue;
+          }
+          if (step.request) pass.requests++;
+          if (step.request && this.#ownsSocket(pass, step.request)) {
+            if (!await this.#openSocket(pass, step.request)) return;
+            continue;
+          }
+          if (!await this.#relay(pass, audit) || !await writeAll(pass.backend!, step.bytes)) {
             this.#end(pass);
             return;
           }
@@ -270,6 +369,11 @@ export class FrontDoor implements AsyncDisposable {
           reason: step.reason,
         });
         pass.kill = step;
+        if (pass.socket) {
+          // The socket says why and ends itself; reading goes on for the client's answer.
+          pass.socket.fail(step.code, step.reason);
+          continue;
+        }
         if (!pass.cleanFrames) {
           this.#end(pass);
           return;
@@ -393,6 +497,7 @@ export class FrontDoor implements AsyncDisposable {
         // already closed
       }
     }
+    pass.socket?.gone();
     this.#passes.delete(pass);
     this.stats.open--;
     const left = (this.#perAddress.get(pass.key) ?? 1) - 1;
@@ -432,7 +537,31 @@ function httpAnswer(status: number, reason: string): Uint8Array {
   );
 }
 
+/** The app's answer to a refused upgrade, as HTTP/1.1, ending the connection. */
+async function httpResponse(res: Response): Promise<Uint8Array> {
+  const body = new Uint8Array(await res.arrayBuffer());
+  let head = `HTTP/1.1 ${res.status} ${STATUS_TEXT[res.status] ?? "Error"}\r\n`;
+  for (const [k, v] of res.headers) {
+    if (k !== "content-length" && k !== "connection" && k !== "transfer-encoding") {
+      head += `${k}: ${v}\r\n`;
+    }
+  }
+  head += `content-length: ${body.byteLength}\r\nconnection: close\r\n\r\n`;
+  const bytes = new TextEncoder().encode(head);
+  const out = new Uint8Array(bytes.byteLength + body.byteLength);
+  out.set(bytes);
+  out.set(body, bytes.byteLength);
+  return out;
+}
+
 const STATUS_TEXT: Readonly<Record<number, string>> = {
+  200: "OK",
+  204: "No Content",
+  403: "Forbidden",
+  404: "Not Found",
+  421: "Misdirected Request",
+  426: "Upgrade Required",
+  500: "Internal Server Error",
   400: "Bad Request",
   408: "Request Timeout",
   413: "Content Too Large",

@@ -10,12 +10,25 @@
 
 /** What the audit says to do with a chunk from the client. */
 export type AuditStep =
-  /** Pass these bytes to the server (the head rewritten; frames as they came). */
-  | { readonly kind: "forward"; readonly bytes: Uint8Array }
+  /**
+   * Pass these bytes to the server (the head rewritten; frames as they came). A head
+   * comes with what it says, parsed.
+   */
+  | { readonly kind: "forward"; readonly bytes: Uint8Array; readonly request?: RequestHead }
   /** HTTP phase: answer with this status and reason, then close. */
   | { readonly kind: "refuse"; readonly status: number; readonly reason: string }
   /** WebSocket phase: send a close frame with this code and reason, then close. */
   | { readonly kind: "close"; readonly code: number; readonly reason: string };
+
+/** A request head that passed the audit, as rewritten (the door's address header included). */
+export interface RequestHead {
+  readonly method: string;
+  /** The request target as sent ("/ws?x=1"). */
+  readonly target: string;
+  readonly headers: readonly (readonly [string, string])[];
+  /** A GET asking for a WebSocket upgrade: WebSocket frames follow it. */
+  readonly upgrade: boolean;
+}
 
 /** Limits of one audited connection. */
 export interface StreamLimits {
@@ -137,6 +150,7 @@ export class ClientStreamAudit {
     const line = REQUEST_LINE.exec(lines[0]);
     if (!line) return { kind: "refuse", status: 400, reason: "bad request line" };
     const kept: string[] = [lines[0]];
+    const pairs: [string, string][] = [];
     const headers = new Map<string, string>();
     for (const h of lines.slice(1)) {
       const colon = h.indexOf(":");
@@ -151,6 +165,7 @@ export class ClientStreamAudit {
       }
       headers.set(key, headers.has(key) ? `${headers.get(key)}, ${value}` : value);
       kept.push(h);
+      pairs.push([name, value]);
     }
     if (headers.has("transfer-encoding")) {
       return { kind: "refuse", status: 501, reason: "request bodies in chunks are not accepted" };
@@ -164,6 +179,7 @@ export class ClientStreamAudit {
       return { kind: "refuse", status: 413, reason: "request body too large" };
     }
     kept.push(`${this.#peerHeader}: ${this.#peer}`);
+    pairs.push([this.#peerHeader, this.#peer]);
     this.#requests++;
     const upgrade = line[1] === "GET" && headers.get("upgrade")?.toLowerCase() === "websocket";
     if (upgrade) this.#state = "ws";
@@ -171,7 +187,11 @@ export class ClientStreamAudit {
       this.#state = "body";
       this.#bodyLeft = bodyBytes;
     }
-    return { kind: "forward", bytes: fromLatin1(kept.join("\r\n") + "\r\n\r\n") };
+    return {
+      kind: "forward",
+      bytes: fromLatin1(kept.join("\r\n") + "\r\n\r\n"),
+      request: { method: line[1], target: line[2], headers: pairs, upgrade },
+    };
   }
 }
 

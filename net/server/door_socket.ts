@@ -1,0 +1,232 @@
+/**
+ * A game WebSocket the front door ends itself. The door reads the client's TCP
+ * connection and audits its frames anyway; here they become messages for the
+ * server directly, and the server's frames go straight to the client's connection:
+ * one write per flush, no second hop through Deno.serve and back, no WebSocket
+ * machinery in between. Implements the same ServerSocket as Deno's socket does
+ * (net/server/server_socket.ts), so the route and the transport cannot tell them apart.
+ */
+import type { PendingSocket, ServerSocket, SocketListener } from "./server_socket.ts";
+import { closeFrame } from "./stream_audit.ts";
+import {
+  ClientMessageReader,
+  handshakeAccept,
+  serverFrame,
+  switchingProtocols,
+  WsOp,
+} from "./ws_frames.ts";
+
+const CONNECTING = 0;
+const OPEN = 1;
+const CLOSING = 2;
+const CLOSED = 3;
+
+/** How long a close we sent waits for the client's answer before the connection is dropped. */
+const CLOSE_WAIT_MS = 1000;
+/** After a close for cause, how long the close frame gets to leave. */
+const LINGER_MS = 200;
+
+/** The door's side: writing to the client, ending the connection. */
+export interface SocketWire {
+  /** Writes every byte to the client; false when the connection failed (it is ended then). */
+  write(bytes: Uint8Array): Promise<boolean>;
+  /** Ends our writing half: the client reads EOF after what was written. */
+  closeWrite(): Promise<void>;
+  /** Drops the connection (the door forgets it; `gone()` follows). */
+  end(): void;
+}
+
+export class DoorSocket implements ServerSocket, PendingSocket {
+  #readyState = CONNECTING;
+  readonly #headers: Headers;
+  readonly #wire: SocketWire;
+  readonly #reader = new ClientMessageReader();
+  #listener: SocketListener | undefined;
+  /** Frames waiting for the write in progress to finish, and their bytes (with it). */
+  #queue: Uint8Array[] = [];
+  #buffered = 0;
+  #writing = false;
+  #notified = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #textDecoder: TextDecoder | undefined;
+  /** The close we sent, told to the listener when the connection ends. */
+  #sentClose: { code: number; reason: string } | undefined;
+
+  constructor(opts: { headers: Headers; wire: SocketWire }) {
+    this.#headers = opts.headers;
+    this.#wire = opts.wire;
+  }
+
+  /** The route took the socket: the 101 is queued, and the socket is open. */
+  get accepted(): boolean {
+    return this.#readyState !== CONNECTING;
+  }
+
+  get readyState(): number {
+    return this.#readyState;
+  }
+
+  /** Bytes handed to the socket that have not been written yet. */
+  get bufferedAmount(): number {
+    return this.#buffered;
+  }
+
+  accept(): ServerSocket {
+    if (this.#readyState !== CONNECTING) throw new TypeError("socket already accepted");
+    const key = handshakeAccept(this.#headers);
+    this.#readyState = OPEN;
+    this.#push(switchingProtocols(key));
+    return this;
+  }
+
+  listen(listener: SocketListener): void {
+    this.#listener = listener;
+  }
+
+  send(data: Uint8Array): void {
+    if (this.#readyState !== OPEN) return;
+    this.#push(serverFrame(WsOp.Binary, data));
+  }
+
+  /** Sends a close frame; the connection ends when the client answers (or after a wait). */
+  close(code = 1000, reason = ""): void {
+    if (this.#readyState !== OPEN) return;
+    this.#readyState = CLOSING;
+    this.#sentClose = { code, reason };
+    this.#push(closeFrame(code, reason));
+    // The listener hears of it when the connection ends, never from inside this call.
+    this.#timer = setTimeout(() => this.#wire.end(), CLOSE_WAIT_MS);
+  }
+
+  /** Audited frames from the client. */
+  receive(bytes: Uint8Array): void {
+    for (const e of this.#reader.feed(bytes)) {
+      if (this.#readyState === CLOSED) return;
+      switch (e.kind) {
+        case "binary":
+          // After our close, the client's data is not read (its close answer is).
+          if (this.#readyState === OPEN) this.#listener?.message(e.data);
+          break;
+        case "text":
+          if (this.#readyState === OPEN) this.#text(e.data);
+          break;
+        case "ping":
+          if (this.#readyState === OPEN) this.#push(serverFrame(WsOp.Pong, e.data));
+          break;
+        case "pong":
+          break;
+        case "close":
+          this.#closeReceived(e.code, e.reason);
+          break;
+      }
+    }
+  }
+
+  /**
+   * The client broke a frame rule (the audit's verdict): a close frame with why, the
+   * server hears the same code (no resume for cause), and the connection ends shortly.
+   */
+  fail(code: number, reason: string): void {
+    if (this.#readyState === CLOSED) return;
+    const wasOpen = this.#readyState === OPEN;
+    this.#readyState = CLOSING;
+    if (wasOpen) this.#push(closeFrame(code, reason));
+    this.#notify(String(code), reason);
+    this.#afterWrites(async () => {
+      await this.#wire.closeWrite();
+      clearTimeout(this.#timer);
+      this.#timer = setTimeout(() => this.#wire.end(), LINGER_MS);
+    });
+  }
+
+  /** The connection is gone (EOF, an error, the door ended it). */
+  gone(): void {
+    if (this.#readyState === CLOSED) return;
+    this.#readyState = CLOSED;
+    clearTimeout(this.#timer);
+    this.#queue = [];
+    this.#buffered = 0;
+    const sent = this.#sentClose;
+    this.#notify(sent ? String(sent.code) : "1006", sent?.reason ?? "");
+  }
+
+  #text(bytes: Uint8Array): void {
+    let text: string;
+    try {
+      this.#textDecoder ??= new TextDecoder("utf-8", { fatal: true });
+      text = this.#textDecoder.decode(bytes);
+    } catch {
+      this.fail(1007, "text message is not UTF-8");
+      return;
+    }
+    this.#listener?.message(text);
+  }
+
+  #closeReceived(code: number, reason: string): void {
+    if (this.#readyState === OPEN) {
+      // The client closes: answer with its code (none if it gave none), then end.
+      this.#readyState = CLOSING;
+      this.#push(code === 1005 ? closeFrame1005() : closeFrame(code, ""));
+      this.#notify(String(code), reason);
+    } else if (this.#sentClose) {
+      this.#notify(String(this.#sentClose.code), this.#sentClose.reason);
+    }
+    // Our close answered (or theirs echoed): nothing more goes either way.
+    this.#afterWrites(() => this.#wire.end());
+  }
+
+  #notify(code: string, reason: string): void {
+    if (this.#notified) return;
+    this.#notified = true;
+    this.#listener?.closed(code, reason);
+  }
+
+  /** Runs `fn` once every queued frame has been written. */
+  #afterWrites(fn: () => void | Promise<void>): void {
+    if (!this.#writing && this.#queue.length === 0) {
+      void fn();
+      return;
+    }
+    this.#drained = fn;
+  }
+
+  #drained: (() => void | Promise<void>) | undefined;
+
+  #push(frame: Uint8Array): void {
+    this.#queue.push(frame);
+    this.#buffered += frame.byteLength;
+    if (!this.#writing) void this.#pump();
+  }
+
+  /** Writes what is queued, everything queued meanwhile as one write. */
+  async #pump(): Promise<void> {
+    this.#writing = true;
+    while (this.#queue.length > 0 && this.#readyState !== CLOSED) {
+      const chunk = this.#queue.length === 1 ? this.#queue[0] : join(this.#queue);
+      this.#queue = [];
+      if (!await this.#wire.write(chunk)) break;
+      this.#buffered = Math.max(0, this.#buffered - chunk.byteLength);
+    }
+    this.#writing = false;
+    const then = this.#drained;
+    this.#drained = undefined;
+    if (then && this.#readyState !== CLOSED) await then();
+  }
+}
+
+/** A close frame with no status code (the answer to a close that carried none). */
+function closeFrame1005(): Uint8Array {
+  return Uint8Array.of(0x88, 0);
+}
+
+function join(parts: readonly Uint8Array[]): Uint8Array {
+  let total = 0;
+  for (const p of parts) total += p.byteLength;
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
+  return out;
+}

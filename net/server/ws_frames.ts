@@ -1,0 +1,181 @@
+/**
+ * The server's half of RFC 6455 for sockets the front door ends itself (no Deno
+ * WebSocket, no second hop): the opening handshake's answer, client frames into
+ * messages (unmasked, fragments joined) and server frames out. Pure byte work, no
+ * I/O. Frames reach the reader already audited (net/server/stream_audit.ts: opcodes,
+ * masks, sizes and control-frame rates were checked at each header), so it trusts
+ * their shape.
+ */
+import { createHash } from "node:crypto";
+
+/** Opcodes of RFC 6455. */
+export const WsOp = { Continuation: 0, Text: 1, Binary: 2, Close: 8, Ping: 9, Pong: 10 } as const;
+
+const HANDSHAKE_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+
+/** What one client frame (or the last fragment of a message) amounts to. */
+export type ClientFrameEvent =
+  | { readonly kind: "binary"; readonly data: Uint8Array }
+  | { readonly kind: "text"; readonly data: Uint8Array }
+  | { readonly kind: "ping"; readonly data: Uint8Array }
+  | { readonly kind: "pong" }
+  /** `code` 1005 when the close frame carried none. */
+  | { readonly kind: "close"; readonly code: number; readonly reason: string };
+
+/**
+ * Checks a WebSocket upgrade's headers and returns the Sec-WebSocket-Accept value,
+ * or throws with what is wrong (as Deno.upgradeWebSocket does).
+ */
+export function handshakeAccept(headers: Headers): string {
+  const connection = headers.get("connection")?.toLowerCase() ?? "";
+  if (!connection.split(",").some((t) => t.trim() === "upgrade")) {
+    throw new TypeError("Invalid Header: 'connection' header must contain 'Upgrade'");
+  }
+  if (headers.get("upgrade")?.toLowerCase() !== "websocket") {
+    throw new TypeError("Invalid Header: 'upgrade' header must be 'websocket'");
+  }
+  if (headers.get("sec-websocket-version") !== "13") {
+    throw new TypeError("Invalid Header: 'sec-websocket-version' header must be '13'");
+  }
+  const key = headers.get("sec-websocket-key") ?? "";
+  // 16 random bytes, base64: 24 characters ending in "==".
+  if (!/^[A-Za-z0-9+/]{22}==$/.test(key)) {
+    throw new TypeError("Invalid Header: 'sec-websocket-key' header must be set");
+  }
+  return createHash("sha1").update(key + HANDSHAKE_GUID).digest("base64");
+}
+
+/** The 101 answer to an accepted upgrade (no extension, no subprotocol). */
+export function switchingProtocols(accept: string): Uint8Array {
+  return new TextEncoder().encode(
+    "HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\n" +
+      `sec-websocket-accept: ${accept}\r\n\r\n`,
+  );
+}
+
+/** One unmasked server frame (FIN set) carrying `payload`, header and payload in one buffer. */
+export function serverFrame(opcode: number, payload: Uint8Array): Uint8Array {
+  const n = payload.byteLength;
+  const head = n < 126 ? 2 : n < 0x10000 ? 4 : 10;
+  const out = new Uint8Array(head + n);
+  out[0] = 0x80 | opcode;
+  if (n < 126) out[1] = n;
+  else if (n < 0x10000) {
+    out[1] = 126;
+    out[2] = n >> 8;
+    out[3] = n & 0xff;
+  } else {
+    out[1] = 127;
+    // Messages stay far below 2^32 bytes: the high word is zero.
+    out[6] = (n >>> 24) & 0xff;
+    out[7] = (n >>> 16) & 0xff;
+    out[8] = (n >>> 8) & 0xff;
+    out[9] = n & 0xff;
+  }
+  out.set(payload, head);
+  return out;
+}
+
+/**
+ * Client frames (already audited) into events: payloads unmasked, a fragmented
+ * message joined, control frames as they come (they may sit between fragments).
+ */
+export class ClientMessageReader {
+  #header = new Uint8Array(14);
+  #headerLength = 0;
+  /** The frame being read: its opcode, mask, payload so far. */
+  #opcode = 0;
+  #fin = false;
+  #mask = new Uint8Array(4);
+  #payload: Uint8Array = new Uint8Array(0);
+  #got = 0;
+  #reading = false;
+  /** Fragments of the data message in progress, and its opcode. */
+  #fragments: Uint8Array[] = [];
+  #messageOp = 0;
+
+  /** Reads a chunk of frames; returns the events it completed, in order. */
+  feed(chunk: Uint8Array): ClientFrameEvent[] {
+    const out: ClientFrameEvent[] = [];
+    let at = 0;
+    while (at < chunk.byteLength) {
+      if (!this.#reading) {
+        this.#header[this.#headerLength++] = chunk[at++];
+        const need = this.#needed();
+        if (need === undefined || this.#headerLength < need) continue;
+        this.#begin(need);
+        this.#headerLength = 0;
+        if (this.#payload.byteLength > 0) continue;
+      } else {
+        const n = Math.min(this.#payload.byteLength - this.#got, chunk.byteLength - at);
+        const p = this.#payload;
+        const m = this.#mask;
+        for (let i = 0; i < n; i++) p[this.#got + i] = chunk[at + i] ^ m[(this.#got + i) & 3];
+        this.#got += n;
+        at += n;
+        if (this.#got < p.byteLength) continue;
+      }
+      this.#reading = false;
+      const event = this.#complete();
+      if (event) out.push(event);
+    }
+    return out;
+  }
+
+  #needed(): number | undefined {
+    if (this.#headerLength < 2) return undefined;
+    const len7 = this.#header[1] & 0x7f;
+    return 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + ((this.#header[1] & 0x80) ? 4 : 0);
+  }
+
+  #begin(headerBytes: number): void {
+    const h = this.#header;
+    this.#fin = (h[0] & 0x80) !== 0;
+    this.#opcode = h[0] & 0x0f;
+    const len7 = h[1] & 0x7f;
+    let length = len7;
+    if (len7 === 126) length = (h[2] << 8) | h[3];
+    // The audit capped the size: the high bytes of a 64-bit length are zero.
+    else if (len7 === 127) length = h[6] * 2 ** 24 + (h[7] << 16) + (h[8] << 8) + h[9];
+    const masked = (h[1] & 0x80) !== 0;
+    if (masked) this.#mask.set(h.subarray(headerBytes - 4, headerBytes));
+    else this.#mask.fill(0);
+    this.#payload = new Uint8Array(length);
+    this.#got = 0;
+    this.#reading = true;
+  }
+
+  #complete(): ClientFrameEvent | undefined {
+    const payload = this.#payload;
+    switch (this.#opcode) {
+      case WsOp.Ping:
+        return { kind: "ping", data: payload };
+      case WsOp.Pong:
+        return { kind: "pong" };
+      case WsOp.Close: {
+        if (payload.byteLength < 2) return { kind: "close", code: 1005, reason: "" };
+        const reason = new TextDecoder().decode(payload.subarray(2));
+        return { kind: "close", code: (payload[0] << 8) | payload[1], reason };
+      }
+    }
+    if (this.#opcode !== WsOp.Continuation) this.#messageOp = this.#opcode;
+    if (!this.#fin) {
+      this.#fragments.push(payload);
+      return undefined;
+    }
+    let data = payload;
+    if (this.#fragments.length > 0) {
+      this.#fragments.push(payload);
+      let total = 0;
+      for (const f of this.#fragments) total += f.byteLength;
+      data = new Uint8Array(total);
+      let at = 0;
+      for (const f of this.#fragments) {
+        data.set(f, at);
+        at += f.byteLength;
+      }
+      this.#fragments = [];
+    }
+    return { kind: this.#messageOp === WsOp.Text ? "text" : "binary", data };
+  }
+}
