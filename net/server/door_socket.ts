@@ -85,7 +85,13 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   send(data: Uint8Array): void {
     if (this.#readyState !== OPEN) return;
-    this.#push(serverFrame(WsOp.Binary, data));
+    this.#push(serverFrame(WsOp.Binary, [data]));
+  }
+
+  /** One binary message of these parts joined, built in one buffer with its header. */
+  sendParts(parts: readonly Uint8Array[]): void {
+    if (this.#readyState !== OPEN) return;
+    this.#push(serverFrame(WsOp.Binary, parts));
   }
 
   /** Sends a close frame; the connection ends when the client answers (or after a wait). */
@@ -111,7 +117,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
           if (this.#readyState === OPEN) this.#text(e.data);
           break;
         case "ping":
-          if (this.#readyState === OPEN) this.#push(serverFrame(WsOp.Pong, e.data));
+          if (this.#readyState === OPEN) this.#push(serverFrame(WsOp.Pong, [e.data]));
           break;
         case "pong":
           break;
@@ -195,12 +201,16 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   #push(frame: Uint8Array): void {
     this.#queue.push(frame);
     this.#buffered += frame.byteLength;
-    if (!this.#writing) void this.#pump();
+    if (this.#writing) return;
+    // The write starts once the tick that queued it is over: the tick's time is the
+    // game's, and its sockets are written together right after it, in the same wake-up
+    // (as Deno's own WebSocket writes between ticks).
+    this.#writing = true;
+    queueMicrotask(() => void this.#pump());
   }
 
   /** Writes what is queued, everything queued meanwhile as one write. */
   async #pump(): Promise<void> {
-    this.#writing = true;
     while (this.#queue.length > 0 && this.#readyState !== CLOSED) {
       const chunk = this.#queue.length === 1 ? this.#queue[0] : join(this.#queue);
       this.#queue = [];

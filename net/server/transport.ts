@@ -52,6 +52,8 @@ export interface SocketLike {
   readonly readyState: number;
   readonly bufferedAmount: number;
   send(data: Uint8Array): void;
+  /** Sends `parts` as one message without joining them first (a socket that builds its frames). */
+  sendParts?(parts: readonly Uint8Array[]): void;
   close(code?: number, reason?: string): void;
 }
 
@@ -90,9 +92,12 @@ export class WebSocketTransport implements Transport {
 
   flush(): void {
     if (this.#queued.length === 0) return;
-    const frame = packFrame(this.#queued);
+    const ws = this.#ws;
+    if (ws.readyState === OPEN) {
+      if (ws.sendParts) ws.sendParts(this.#queued);
+      else ws.send(packFrame(this.#queued));
+    }
     this.#queued.length = 0;
-    if (this.#ws.readyState === OPEN) this.#ws.send(frame);
   }
 
   /**

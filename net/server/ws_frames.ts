@@ -53,9 +53,10 @@ export function switchingProtocols(accept: string): Uint8Array {
   );
 }
 
-/** One unmasked server frame (FIN set) carrying `payload`, header and payload in one buffer. */
-export function serverFrame(opcode: number, payload: Uint8Array): Uint8Array {
-  const n = payload.byteLength;
+/** One unmasked server frame (FIN set) carrying `parts` joined: header and payload in one buffer. */
+export function serverFrame(opcode: number, parts: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.byteLength;
   const head = n < 126 ? 2 : n < 0x10000 ? 4 : 10;
   const out = new Uint8Array(head + n);
   out[0] = 0x80 | opcode;
@@ -72,7 +73,11 @@ export function serverFrame(opcode: number, payload: Uint8Array): Uint8Array {
     out[8] = (n >>> 8) & 0xff;
     out[9] = n & 0xff;
   }
-  out.set(payload, head);
+  let at = head;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.byteLength;
+  }
   return out;
 }
 

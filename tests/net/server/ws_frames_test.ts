@@ -43,7 +43,8 @@ function concat(...parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * seed) & 0xff);
+const bytes = (n: number, seed: number) =>
+  Uint8Array.from({ length: n }, (_, i) => (i * seed) & 0xff);
 
 Deno.test("the handshake answer is the RFC 6455 example's; a bad upgrade throws", () => {
   const ok = new Headers({
@@ -53,12 +54,14 @@ Deno.test("the handshake answer is the RFC 6455 example's; a bad upgrade throws"
     "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
   });
   assert.equal(handshakeAccept(ok), "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
-  for (const [name, value] of [
-    ["sec-websocket-version", "8"],
-    ["sec-websocket-key", "short"],
-    ["upgrade", "h2c"],
-    ["connection", "keep-alive"],
-  ]) {
+  for (
+    const [name, value] of [
+      ["sec-websocket-version", "8"],
+      ["sec-websocket-key", "short"],
+      ["upgrade", "h2c"],
+      ["connection", "keep-alive"],
+    ]
+  ) {
     const bad = new Headers(ok);
     bad.set(name, value);
     assert.throws(() => handshakeAccept(bad), TypeError, name);
@@ -107,7 +110,7 @@ Deno.test("a close without a code reads as 1005", () => {
 Deno.test("server frames use the shortest length form and carry the payload unmasked", () => {
   for (const [n, head] of [[0, 2], [125, 2], [126, 4], [65535, 4], [65536, 10]]) {
     const payload = bytes(n, 11);
-    const frame = serverFrame(WsOp.Binary, payload);
+    const frame = serverFrame(WsOp.Binary, [payload]);
     assert.equal(frame.byteLength, head + n, `${n} bytes`);
     assert.equal(frame[0], 0x82);
     assert.equal(frame[1] & 0x80, 0, "unmasked");
