@@ -28,8 +28,8 @@ const LINGER_MS = 200;
 
 /** The door's side: writing to the client, ending the connection. */
 export interface SocketWire {
-  /** Writes every byte to the client; false when the connection failed (it is ended then). */
-  write(bytes: Uint8Array): Promise<boolean>;
+  /** The client's connection (the socket writes to it; the door reads it). */
+  readonly conn: Deno.Conn;
   /** Ends our writing half: the client reads EOF after what was written. */
   closeWrite(): Promise<void>;
   /** Drops the connection (the door forgets it; `gone()` follows). */
@@ -46,6 +46,9 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   #queue: Uint8Array[] = [];
   #buffered = 0;
   #writing = false;
+  /** Writes begun so far, and whether one is still in progress (the door's stall check). */
+  #writes = 0;
+  #writePending = false;
   #notified = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #textDecoder: TextDecoder | undefined;
@@ -64,6 +67,16 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   get readyState(): number {
     return this.#readyState;
+  }
+
+  /** Writes begun so far: the same count on two looks at a pending write means it has not moved. */
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** A write to the client is in progress. */
+  get writePending(): boolean {
+    return this.#writePending;
   }
 
   /** Bytes handed to the socket that have not been written yet. */
@@ -211,10 +224,21 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   /** Writes what is queued, everything queued meanwhile as one write. */
   async #pump(): Promise<void> {
+    const conn = this.#wire.conn;
     while (this.#queue.length > 0 && this.#readyState !== CLOSED) {
       const chunk = this.#queue.length === 1 ? this.#queue[0] : join(this.#queue);
       this.#queue = [];
-      if (!await this.#wire.write(chunk)) break;
+      this.#writes++;
+      this.#writePending = true;
+      try {
+        let at = await conn.write(chunk);
+        while (at < chunk.byteLength) at += await conn.write(chunk.subarray(at));
+      } catch {
+        this.#writePending = false;
+        this.#wire.end();
+        break;
+      }
+      this.#writePending = false;
       this.#buffered = Math.max(0, this.#buffered - chunk.byteLength);
     }
     this.#writing = false;

@@ -90,6 +90,9 @@ interface Pass {
   readonly ip: string;
   readonly key: string;
   backend: Deno.Conn | undefined;
+  /** A door-ended socket's pending write, as last seen by the sweep: its number, and when. */
+  seenWrite: number;
+  seenWriteAt: number;
   /** When the current head's deadline is (Infinity: none running). */
   headDeadline: number;
   /** Last byte either way (idle HTTP connections). */
@@ -131,10 +134,13 @@ export class FrontDoor implements AsyncDisposable {
   readonly #tasks = new Set<Promise<void>>();
   readonly #sweep: ReturnType<typeof setInterval>;
   #accepting = true;
+  /** When the deadline sweep last ran. */
+  #sweptAt: number;
 
   private constructor(listener: Deno.TcpListener, opts: DoorOptions) {
     this.#listener = listener;
     this.#opts = opts;
+    this.#sweptAt = opts.clock.now();
     this.#sweep = setInterval(() => this.#checkDeadlines(), SWEEP_MS);
     this.#track(this.#acceptLoop());
   }
@@ -227,6 +233,8 @@ export class FrontDoor implements AsyncDisposable {
       kill: undefined,
       done: false,
       requests: 0,
+      seenWrite: 0,
+      seenWriteAt: now,
       socket: undefined,
       downstream: undefined,
     };
@@ -292,7 +300,7 @@ export class FrontDoor implements AsyncDisposable {
     const socket = new DoorSocket({
       headers: req.headers,
       wire: {
-        write: (bytes) => this.#write(pass, bytes),
+        conn: pass.client,
         closeWrite: () => halfClose(pass.client),
         end: () => this.#end(pass),
       },
@@ -332,7 +340,9 @@ export class FrontDoor implements AsyncDisposable {
         await halfClose(pass.backend);
         return;
       }
-      const now = this.#opts.clock.now();
+      // An open game socket needs no fine clock (no head deadline; control frames are
+      // budgeted per second): the sweep's time saves a clock read per read.
+      const now = pass.socket ? this.#sweptAt : this.#opts.clock.now();
       pass.lastTrafficAt = now;
       const wasMidHead = audit.midHead;
       const requestsBefore = audit.requests;
@@ -470,8 +480,9 @@ export class FrontDoor implements AsyncDisposable {
   #checkDeadlines(): void {
     const now = this.#opts.clock.now();
     const limits = this.#opts.limits;
+    this.#sweptAt = now;
     for (const pass of this.#passes) {
-      if (now - pass.writingSince > limits.writeStallMs) {
+      if (now - pass.writingSince > limits.writeStallMs || this.#socketStalled(pass, now)) {
         this.stats.writeStalls++;
         this.#log("door_write_stall", { ip: pass.ip });
         this.#end(pass);
@@ -484,6 +495,22 @@ export class FrontDoor implements AsyncDisposable {
         this.#end(pass);
       }
     }
+  }
+
+  /**
+   * A door-ended socket times its writes without a clock read per write: the sweep notes
+   * the pending write's number, and a write still pending with that number writeStallMs
+   * later has stalled (found within a sweep or two of the limit).
+   */
+  #socketStalled(pass: Pass, now: number): boolean {
+    const s = pass.socket;
+    if (!s?.writePending) return false;
+    if (pass.seenWrite !== s.writes) {
+      pass.seenWrite = s.writes;
+      pass.seenWriteAt = now;
+      return false;
+    }
+    return now - pass.seenWriteAt > this.#opts.limits.writeStallMs;
   }
 
   /** Closes both sides and forgets the connection. Idempotent. */
