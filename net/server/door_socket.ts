@@ -6,6 +6,7 @@
  * machinery in between. Implements the same ServerSocket as Deno's socket does
  * (net/server/server_socket.ts), so the route and the transport cannot tell them apart.
  */
+import { packFrame } from "../wire/frames.ts";
 import type { PendingSocket, ServerSocket, SocketListener } from "./server_socket.ts";
 import { closeFrame } from "./stream_audit.ts";
 import {
@@ -226,7 +227,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   async #pump(): Promise<void> {
     const conn = this.#wire.conn;
     while (this.#queue.length > 0 && this.#readyState !== CLOSED) {
-      const chunk = this.#queue.length === 1 ? this.#queue[0] : join(this.#queue);
+      const chunk = packFrame(this.#queue);
       this.#queue = [];
       this.#writes++;
       this.#writePending = true;
@@ -251,16 +252,4 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 /** A close frame with no status code (the answer to a close that carried none). */
 function closeFrame1005(): Uint8Array {
   return Uint8Array.of(0x88, 0);
-}
-
-function join(parts: readonly Uint8Array[]): Uint8Array {
-  let total = 0;
-  for (const p of parts) total += p.byteLength;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
 }

@@ -84,6 +84,16 @@ function closedEvent(ws: WebSocket): Promise<CloseEvent> {
   return new Promise((resolve) => ws.addEventListener("close", (e) => resolve(e)));
 }
 
+/** A TCP connection that has sent an upgrade request by hand. */
+async function rawUpgrade(d: FrontDoor, path: string, key: string): Promise<Deno.TcpConn> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: d.addr.port });
+  await conn.write(new TextEncoder().encode(
+    `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\n` +
+      `sec-websocket-version: 13\r\nsec-websocket-key: ${key}\r\n\r\n`,
+  ));
+  return conn;
+}
+
 async function until(check: () => boolean, what: string, ms = 2000): Promise<void> {
   const deadline = performance.now() + ms;
   while (!check()) {
@@ -142,11 +152,7 @@ Deno.test("a refused or malformed upgrade gets the app's answer and no socket", 
   const { door: d, sockets } = door();
   await using _ = d;
   const ask = async (path: string, key: string) => {
-    const conn = await Deno.connect({ hostname: "127.0.0.1", port: d.addr.port });
-    await conn.write(new TextEncoder().encode(
-      `GET ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\n` +
-        `sec-websocket-version: 13\r\nsec-websocket-key: ${key}\r\n\r\n`,
-    ));
+    const conn = await rawUpgrade(d, path, key);
     const chunks: Uint8Array[] = [];
     const buf = new Uint8Array(4096);
     for (let n; (n = await conn.read(buf)) !== null;) chunks.push(buf.slice(0, n));
@@ -183,11 +189,7 @@ Deno.test("a frame over the cap is closed with 4004 and the server hears 4004", 
 Deno.test("a client that stops reading is cut off once a write stalls", async () => {
   const { door: d, sockets } = door();
   await using _ = d;
-  const conn = await Deno.connect({ hostname: "127.0.0.1", port: d.addr.port });
-  await conn.write(new TextEncoder().encode(
-    "GET /ws HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: Upgrade\r\nupgrade: websocket\r\n" +
-      "sec-websocket-version: 13\r\nsec-websocket-key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
-  ));
+  const conn = await rawUpgrade(d, "/ws", "dGhlIHNhbXBsZSBub25jZQ==");
   await until(() => sockets.length === 1, "the app's socket");
   // It never reads: the socket's buffers fill and a write stays pending past writeStallMs.
   const chunk = new Uint8Array(60_000);

@@ -10,6 +10,7 @@ import {
   serverFrame,
   WsOp,
 } from "../../../net/server/ws_frames.ts";
+import { packFrame } from "../../../net/wire/frames.ts";
 
 /** A masked client frame, as a browser sends it. */
 function clientFrame(opcode: number, payload: Uint8Array, fin = true): Uint8Array {
@@ -33,15 +34,7 @@ function clientFrame(opcode: number, payload: Uint8Array, fin = true): Uint8Arra
   return out;
 }
 
-function concat(...parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
-}
+const concat = (...parts: Uint8Array[]) => packFrame(parts);
 
 const bytes = (n: number, seed: number) =>
   Uint8Array.from({ length: n }, (_, i) => (i * seed) & 0xff);
