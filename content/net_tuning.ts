@@ -21,6 +21,13 @@ export const TICKS_PER_SNAPSHOT = 60 / SNAPSHOT_HZ;
  * that gets a whole snapshot.
  */
 export const SNAPSHOT_BASELINES = 32;
+/**
+ * Baselines the server keeps for a client on an ordered stream (WebSocket): everything
+ * sent there arrives, so deltas are against the newest sent, and an older one is asked
+ * for only after a snapshot was lost on the way (a simulated link): past these 400 ms it
+ * gets a whole snapshot. Each one held is young garbage that outlives scavenges.
+ */
+export const ORDERED_SNAPSHOT_BASELINES = 8;
 
 /** The input audit's limits. */
 export const INPUT_LIMITS = {

@@ -143,13 +143,19 @@ function nearest(
   return best;
 }
 
-/** One tick of the world as snapshots would carry it, for rebuilding what a player saw. */
+/**
+ * One tick of the world as snapshots would carry it, for rebuilding what a player saw.
+ * Its arrays and samples are reused when the tick falls out of the history: read it
+ * within the tick it was asked for.
+ */
 interface Moment {
-  readonly tick: number;
-  readonly enemies: readonly EnemySample[];
+  tick: number;
+  readonly enemies: Mutable<EnemySample>[];
   /** Exact positions: a player's own path is what they predicted, not a snapshot. */
-  readonly ships: readonly ShipSample[];
+  readonly ships: Mutable<ShipSample>[];
 }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The other active ships of `ships` as a picture carries them: on the snapshot grid,
@@ -180,7 +186,10 @@ export function otherShips(
  * with that player's own path. Never reaches further back than `maxRewindTicks`.
  */
 export class ViewHistory {
+  /** A ring of `#keep` moments; `#newest` is where the last one recorded sits. */
   readonly #moments: Moment[] = [];
+  #newest = -1;
+  #held = 0;
   readonly #keep: number;
   readonly #gapTicks: number;
   readonly #maxRewindTicks: number;
@@ -197,16 +206,54 @@ export class ViewHistory {
     return this.#maxRewindTicks;
   }
 
-  /** Remembers the end of `tick`. */
-  record(moment: Moment): void {
-    this.#moments.push(moment);
-    if (this.#moments.length > this.#keep) this.#moments.shift();
+  /**
+   * Remembers the end of `tick` (one after the last recorded): the enemies on the
+   * snapshot grid, the ships exact. Copied into the slot of the tick that falls out, so
+   * a warm history allocates nothing: it lives ~20 ticks, long enough for every young
+   * object to outlive a scavenge, and allocating it afresh each tick was a good part of
+   * what the garbage collector copied and promoted.
+   */
+  record(
+    tick: number,
+    enemies: Iterable<
+      { readonly id: number; readonly def: EnemyDef; readonly x: number; readonly y: number }
+    >,
+    ships: Iterable<
+      { readonly id: number; readonly x: number; readonly y: number; readonly status: string }
+    >,
+  ): void {
+    this.#newest = (this.#newest + 1) % this.#keep;
+    this.#held = Math.min(this.#held + 1, this.#keep);
+    const m = this.#moments[this.#newest] ??= { tick, enemies: [], ships: [] };
+    m.tick = tick;
+    let n = 0;
+    for (const e of enemies) {
+      const s = m.enemies[n] ??= { id: e.id, def: e.def, x: 0, y: 0 };
+      s.id = e.id;
+      s.def = e.def;
+      s.x = onGrid(e.x);
+      s.y = onGrid(e.y);
+      n++;
+    }
+    m.enemies.length = n;
+    n = 0;
+    for (const p of ships) {
+      const s = m.ships[n] ??= { id: p.id, x: 0, y: 0, active: false };
+      s.id = p.id;
+      s.x = p.x;
+      s.y = p.y;
+      s.active = p.status === "active";
+      n++;
+    }
+    m.ships.length = n;
   }
 
   #at(tick: number): Moment | undefined {
-    const m = this.#moments;
-    const i = m.length - 1 - (m[m.length - 1]?.tick - tick);
-    return m[i]?.tick === tick ? m[i] : undefined;
+    if (this.#held === 0) return undefined;
+    const back = this.#moments[this.#newest].tick - tick;
+    if (back < 0 || back >= this.#held) return undefined;
+    const m = this.#moments[(this.#newest - back + this.#keep) % this.#keep];
+    return m.tick === tick ? m : undefined;
   }
 
   /**

@@ -18,7 +18,7 @@ import { HitTarget, type SimEvent } from "./events.ts";
 import { circlesOverlap } from "./geometry.ts";
 import { movePlayer } from "./movement.ts";
 import { stepEnemyMotion } from "./enemy_motion.ts";
-import { onGrid, type SeenEnemy, ViewHistory } from "./player_view.ts";
+import { type SeenEnemy, ViewHistory } from "./player_view.ts";
 import { Rng } from "./rng.ts";
 import { TICK_HZ } from "./time.ts";
 import {
@@ -264,16 +264,7 @@ export class SimWorld {
   #remember(): void {
     this.#seen.clear();
     if (!this.#history) return;
-    this.#history.record({
-      tick: this.tick,
-      enemies: this.enemies.map((e) => ({ id: e.id, def: e.def, x: onGrid(e.x), y: onGrid(e.y) })),
-      ships: [...this.players.values()].map((p) => ({
-        id: p.id,
-        x: p.x,
-        y: p.y,
-        active: p.status === "active",
-      })),
-    });
+    this.#history.record(this.tick, this.enemies, this.players.values());
   }
 
   /**

@@ -24,6 +24,7 @@ import {
   INPUT_LIMITS,
   INTEREST_PLAYERS,
   MAX_REWIND_TICKS,
+  ORDERED_SNAPSHOT_BASELINES,
   SNAPSHOT_BASELINES,
   TICKS_PER_SNAPSHOT,
   TRANSFER_DELAYS,
@@ -164,7 +165,7 @@ export class Instance {
       peer,
       queue: new InputQueue(INPUT_LIMITS),
       slot: this.#joins++ % TICKS_PER_SNAPSHOT,
-      sent: new SnapshotHistory(SNAPSHOT_BASELINES),
+      sent: baselinesFor(peer),
       sinceTick: this.world.tick,
       parked: undefined,
       parkedAt: 0,
@@ -186,7 +187,7 @@ export class Instance {
     this.#members.set(playerId, {
       ...member,
       queue: new InputQueue(INPUT_LIMITS),
-      sent: new SnapshotHistory(SNAPSHOT_BASELINES),
+      sent: baselinesFor(member.peer),
       sinceTick: this.world.tick,
       parked: undefined,
     });
@@ -529,6 +530,11 @@ export class Instance {
       }
     }
   }
+}
+
+/** The baselines a member's snapshots are sent against: fewer on an ordered stream. */
+function baselinesFor(peer: Peer): SnapshotHistory {
+  return new SnapshotHistory(peer.datagrams ? SNAPSHOT_BASELINES : ORDERED_SNAPSHOT_BASELINES);
 }
 
 /** Every live bullet's full state, for a client arriving mid-fight. */

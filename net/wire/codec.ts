@@ -196,7 +196,8 @@ function packInputFrames(frames: readonly InputFrame[]): Uint8Array {
 
 function unpackInputFrames(packed: Uint8Array, newest: number): InputFrame[] {
   const r = new ByteReader(packed, "input frames");
-  const frames: InputFrame[] = [];
+  // Ticks are known once the frames are counted: set in place then (one object a frame).
+  const frames: { -readonly [K in keyof InputFrame]: InputFrame[K] }[] = [];
   let { moveX, moveY, aim, buttons, viewLag } = readRecord(r, INPUT_FRAME);
   for (;;) {
     if (Math.abs(moveX) > MOVE_UNITS || Math.abs(moveY) > MOVE_UNITS) {
@@ -224,7 +225,8 @@ function unpackInputFrames(packed: Uint8Array, newest: number): InputFrame[] {
   }
   const oldest = newest - (frames.length - 1);
   if (oldest < 0) fail("input", `tick ${newest} is too small for ${frames.length} frames`);
-  return frames.map((f, i) => ({ ...f, tick: oldest + i }));
+  for (let i = 0; i < frames.length; i++) frames[i].tick = oldest + i;
+  return frames;
 }
 
 /** Decodes and validates one client frame. */

@@ -115,11 +115,8 @@ Deno.test("ViewHistory.seenBy() is the truth at lag 0 and never reaches past the
   const history = new ViewHistory({ maxRewindTicks: REWIND, gapTicks: GAP });
   const enemy = (x: number): EnemySample => ({ id: 7, def: CHASER, x, y: 100 });
   for (let t = 0; t <= 100; t++) {
-    history.record({
-      tick: t,
-      enemies: [enemy(t)], // one pixel a tick, rightwards
-      ships: [{ id: 1, x: 0, y: 900, active: true }],
-    });
+    // One pixel a tick, rightwards.
+    history.record(t, [enemy(t)], [{ id: 1, x: 0, y: 900, status: "active" }]);
   }
   assert.equal(history.seenBy(1, { tick: 100, lagTicks: 0, arena: OPEN }), undefined);
   const seen = history.seenBy(1, { tick: 100, lagTicks: 5, arena: OPEN })!.get(7)!;
