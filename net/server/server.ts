@@ -786,7 +786,6 @@ export class GameServer {
       if (orders.length > 0) this.#carryOut(instance, orders);
       if (results) this.#offerResults(instance, results);
     }
-    this.crews.prune(started);
     // One frame per client per tick, carrying whatever this tick (and any message
     // handled since the last one) had for it.
     for (const conn of this.connections) conn.flush();
@@ -833,6 +832,8 @@ export class GameServer {
    * addresses with nothing left to limit.
    */
   #sweep(nowMs: number): void {
+    // Lapsed offers are refused when taken anyway: forgetting them twice a second is enough.
+    this.crews.prune(nowMs);
     const idleMs = this.limits.idleTimeoutMs;
     for (const conn of [...this.connections]) {
       if (conn.state === "playing" && nowMs - conn.lastMessageAtMs > idleMs) {
