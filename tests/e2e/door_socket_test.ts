@@ -73,6 +73,15 @@ function door(): { door: FrontDoor; sockets: Seen[] } {
   return { door: d, sockets };
 }
 
+/** A client socket through the door, once the app holds its end. */
+async function connect(d: FrontDoor, sockets: readonly Seen[]): Promise<WebSocket> {
+  const ws = new WebSocket(`ws://127.0.0.1:${d.addr.port}/ws`);
+  ws.binaryType = "arraybuffer";
+  await opened(ws);
+  await until(() => sockets.length === 1, "the app's socket");
+  return ws;
+}
+
 function opened(ws: WebSocket): Promise<void> {
   return new Promise((resolve, reject) => {
     ws.onopen = () => resolve();
@@ -105,12 +114,9 @@ async function until(check: () => boolean, what: string, ms = 2000): Promise<voi
 Deno.test("a door-ended socket carries messages both ways; the server's close reaches the client", async () => {
   const { door: d, sockets } = door();
   await using _ = d;
-  const ws = new WebSocket(`ws://127.0.0.1:${d.addr.port}/ws`);
-  ws.binaryType = "arraybuffer";
-  await opened(ws);
+  const ws = await connect(d, sockets);
   const got: Uint8Array[] = [];
   ws.onmessage = (e) => got.push(new Uint8Array(e.data as ArrayBuffer));
-  await until(() => sockets.length === 1, "the app's socket");
   const seen = sockets[0];
   assert.equal(seen.peer, "127.0.0.1", "the door wrote the client's address");
   const big = Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff);
@@ -138,9 +144,7 @@ Deno.test("a door-ended socket carries messages both ways; the server's close re
 Deno.test("a client's close reaches the server with its code and reason", async () => {
   const { door: d, sockets } = door();
   await using _ = d;
-  const ws = new WebSocket(`ws://127.0.0.1:${d.addr.port}/ws`);
-  await opened(ws);
-  await until(() => sockets.length === 1, "the app's socket");
+  const ws = await connect(d, sockets);
   const clientClosed = closedEvent(ws);
   ws.close(4321, "bye now");
   assert.deepEqual(await sockets[0].closed, { code: "4321", reason: "bye now" });
@@ -172,9 +176,7 @@ Deno.test("a refused or malformed upgrade gets the app's answer and no socket", 
 Deno.test("a frame over the cap is closed with 4004 and the server hears 4004", async () => {
   const { door: d, sockets } = door();
   await using _ = d;
-  const ws = new WebSocket(`ws://127.0.0.1:${d.addr.port}/ws`);
-  await opened(ws);
-  await until(() => sockets.length === 1, "the app's socket");
+  const ws = await connect(d, sockets);
   const clientClosed = closedEvent(ws);
   ws.send(new Uint8Array(LIMITS.maxMessageBytes + 1));
   const e = await clientClosed;
