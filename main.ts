@@ -174,6 +174,8 @@ if (import.meta.main) {
     });
   }
   const wts = await startWebTransport(server, config, log);
+  // The door starts after the app (it hands the app its game sockets); /metrics reads it then.
+  const started: { door?: FrontDoor } = {};
   const app = createApp(server, {
     clientJs: await clientSource(config.dev),
     allowedOrigins: config.allowedOrigins,
@@ -190,6 +192,7 @@ if (import.meta.main) {
       path: WEBTRANSPORT_PATH,
       certificateHashes: wts.certificateHashes,
     })),
+    doorStats: () => started.door?.stats,
   });
   if (config.linkSim) {
     log("link_sim", { link: formatLinkSpec(config.linkSim), note: "every connection is slowed" });
@@ -218,6 +221,7 @@ if (import.meta.main) {
       sockets: { path: "/ws", fetch: (req, info) => app.fetch(req, info) },
     })
     : undefined;
+  started.door = door;
   if (door) announce(door.addr);
 
   // SIGTERM (or Ctrl-C) drains: no new players or runs, runs in progress play on for up

@@ -9,6 +9,7 @@
 import { type Context, Hono } from "hono";
 import { getConnInfo } from "hono/deno";
 import {
+  type DoorStats,
   type GameServer,
   health,
   LinkTransport,
@@ -49,6 +50,8 @@ export interface AppOptions {
   readonly linkSim?: LinkSpec;
   /** The clock the simulated link runs on (the real one unless a test brings its own). */
   readonly linkClock?: LinkClock;
+  /** The front door's counts, for /metrics (undefined: no door). */
+  readonly doorStats?: () => DoorStats | undefined;
   /** Where WebTransport listens now, if it does (the certificate hash changes on rotation). */
   readonly webTransport?: () => TransportOffer["webTransport"];
 }
@@ -231,7 +234,7 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
   });
   app.get("/metrics", (c) => {
     c.header("content-type", "text/plain; version=0.0.4");
-    return c.body(renderMetrics(server));
+    return c.body(renderMetrics(server, { door: opts.doorStats?.() }));
   });
 
   app.get("/ws", (c) => {

@@ -1,6 +1,7 @@
 /** Renders the server's counters as Prometheus text and a health summary. */
 import { ClusterNode } from "./cluster.ts";
 import { CLOSE_LABELS, type GameServer, REFUSAL_KINDS, TICK_MS_BUCKETS } from "./server.ts";
+import type { DoorStats } from "./front_door.ts";
 
 /** Adds `process="…"` to a sample's labels: scrapes through a load balancer stay apart. */
 function withProcess(labels: string, process: string): string {
@@ -10,8 +11,11 @@ function withProcess(labels: string, process: string): string {
   return `${labels.slice(0, brace + 1)}${label},${labels.slice(brace + 1)}`;
 }
 
-/** Prometheus text exposition (version 0.0.4) of everything the server counts. */
-export function renderMetrics(server: GameServer): string {
+/**
+ * Prometheus text exposition (version 0.0.4) of everything the server counts, and the
+ * front door's counts when it runs one.
+ */
+export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {}): string {
   const c = server.counters;
   const lines: string[] = [];
   const metric = (name: string, type: string, help: string, samples: [string, number][]) => {
@@ -154,6 +158,44 @@ export function renderMetrics(server: GameServer): string {
     "Resumes handed over to the process that holds the session.",
     [["", cluster?.resumesForwarded ?? 0]],
   );
+  const door = opts.door;
+  if (door) {
+    metric("bh_door_connections", "gauge", "TCP connections open at the front door.", [[
+      "",
+      door.open,
+    ]]);
+    metric("bh_door_accepted_total", "counter", "TCP connections the front door accepted.", [[
+      "",
+      door.accepted,
+    ]]);
+    metric(
+      "bh_door_refused_total",
+      "counter",
+      "Answered by the front door itself: too many connections from one address, the server " +
+        "full, or a request head or body breaking a rule.",
+      [
+        ['{why="per_address"}', door.refusedPerAddress],
+        ['{why="full"}', door.refusedFull],
+        ['{why="request"}', door.refusedRequests],
+      ],
+    );
+    metric(
+      "bh_door_cutoffs_total",
+      "counter",
+      "Connections the front door ended: a head not finished in time (slowloris), an idle " +
+        "HTTP connection, a WebSocket frame breaking a rule, a client not reading.",
+      [
+        ['{why="header_timeout"}', door.headerTimeouts],
+        ['{why="idle"}', door.idleCloses],
+        ['{why="frame"}', door.frameCloses],
+        ['{why="write_stall"}', door.writeStalls],
+      ],
+    );
+    metric("bh_door_backend_errors_total", "counter", "Relays to Deno.serve that failed.", [[
+      "",
+      door.backendErrors,
+    ]]);
+  }
   return lines.join("\n") + "\n";
 }
 

@@ -890,6 +890,16 @@ Deno.test("the real process behind its front door shrugs off every attack of iss
         assert.equal(byHow["still open"] ?? 0, 0, "no slow head outlives the header timeout");
         assert.ok((byHow["429"] ?? 0) >= 300 - 32, `the per-address cap refused the rest`);
         assert.ok(Math.max(...cut) < 2000 + 1500, "cut at the 2 s header timeout");
+        // The operator sees the same in /metrics, from the door's own counts.
+        const m = await metrics();
+        assert.ok(
+          metricValue(m, "bh_door_refused_total", 'why="per_address"') >= (byHow["429"] ?? 0),
+          "/metrics counts the door's 429s",
+        );
+        assert.ok(
+          metricValue(m, "bh_door_cutoffs_total", 'why="header_timeout"') >= (byHow["cut"] ?? 0),
+          "/metrics counts the slow heads the door cut",
+        );
       }
 
       // -- memory pinning: 6 sockets, each after its hello a 32 MiB frame sent 1 MiB at a time.

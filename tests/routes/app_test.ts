@@ -8,6 +8,7 @@ import { loadConfig } from "../../net/server/config.ts";
 import { CloseCode } from "../../net/wire/protocol.ts";
 import { type Clock, ManualClock } from "../../net/server/scheduler.ts";
 import { GameServer, type ServerOptions } from "../../net/server/server.ts";
+import type { DoorStats } from "../../net/server/front_door.ts";
 import { createApp, hostAllowed, originAllowed } from "../../routes/app.ts";
 import { RawClient } from "../net/_harness.ts";
 
@@ -23,6 +24,7 @@ function setup(
     allowedHosts?: readonly string[];
     limits?: ServerOptions["limits"];
     log?: ServerOptions["log"];
+    doorStats?: () => DoorStats | undefined;
   } = {},
 ) {
   const clock = new ManualClock();
@@ -32,6 +34,7 @@ function setup(
     clientJs: () => Promise.resolve(CLIENT_JS),
     allowedOrigins: opts.allowedOrigins,
     allowedHosts: opts.allowedHosts,
+    doorStats: opts.doorStats,
   });
   return { clock, server, app };
 }
@@ -276,8 +279,21 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 29, `README lists ${[...documented.keys()].join(", ")}`);
-  const { clock, server, app } = setup();
+  assert.equal(documented.size, 34, `README lists ${[...documented.keys()].join(", ")}`);
+  // As main.ts runs it: behind the front door, whose counts /metrics shows too.
+  const door: DoorStats = {
+    accepted: 7,
+    open: 2,
+    refusedPerAddress: 3,
+    refusedFull: 0,
+    refusedRequests: 1,
+    headerTimeouts: 4,
+    idleCloses: 0,
+    frameCloses: 5,
+    writeStalls: 0,
+    backendErrors: 0,
+  };
+  const { clock, server, app } = setup({ doorStats: () => door });
   const player = new RawClient(server, "10.0.0.1");
   player.hello("Counted");
   const offender = new RawClient(server, "10.0.0.2");
@@ -297,6 +313,10 @@ Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prome
     }
   }
 
+  assert.equal(valueOf(families, "bh_door_connections"), 2);
+  assert.equal(valueOf(families, "bh_door_refused_total", { why: "per_address" }), 3);
+  assert.equal(valueOf(families, "bh_door_cutoffs_total", { why: "header_timeout" }), 4);
+  assert.equal(valueOf(families, "bh_door_cutoffs_total", { why: "frame" }), 5);
   assert.equal(valueOf(families, "bh_instances", { kind: "hub" }), 1);
   assert.equal(valueOf(families, "bh_instances", { kind: "dungeon" }), 0);
   assert.equal(valueOf(families, "bh_players"), 1);
