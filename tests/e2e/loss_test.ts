@@ -15,7 +15,7 @@
  * Chromium is missing unless REQUIRE_BROWSER=1.
  */
 import assert from "node:assert/strict";
-import type { Page } from "playwright-core";
+import type { BrowserContext, Page } from "playwright-core";
 import { CHROMIUM_PATH, hasChromium, launchChromium } from "../../tools/chromium.ts";
 import { LoopProbe } from "./_probe.ts";
 import { UdpRelay } from "../../tools/udp_relay.ts";
@@ -116,6 +116,33 @@ async function walkIntoPortal(page: Page): Promise<void> {
   for (const k of [...held]) await hold(k, false);
 }
 
+/**
+ * The page took its link for dead (2 s without a message: a page or server starved of the
+ * CPU) and resumed on a new one during the window: its counts are not one connection's.
+ */
+class ResumedDuringMeasure extends Error {}
+
+/**
+ * `playAndMeasure` on a fresh page; once more on another if the first window saw a resume
+ * (a neighbour's burst on a shared machine). Twice in a row is a failure.
+ */
+async function measureOnFreshPage(
+  ctx: BrowserContext,
+  opts: Parameters<typeof playAndMeasure>[1],
+): Promise<Figures> {
+  for (let attempt = 1;; attempt++) {
+    const page = await ctx.newPage();
+    try {
+      return await playAndMeasure(page, opts);
+    } catch (err) {
+      if (!(err instanceof ResumedDuringMeasure) || attempt === 2) throw err;
+      console.log(`${err.message}: measuring again on a fresh page`);
+    } finally {
+      await page.close();
+    }
+  }
+}
+
 /** Plays for MEASURE_MS in the dungeon, strafing, and measures. */
 async function playAndMeasure(
   page: Page,
@@ -192,13 +219,13 @@ async function playAndMeasure(
   // Compare like with like: the page's count is since it loaded, the server's since this
   // connection opened. A link taken for dead and resumed on a new one (a page starved of
   // CPU for 2 s) makes them different things: say so rather than report a miscount.
-  assert.equal(
-    final.welcomes,
-    1,
-    `the page used ${final.welcomes} connections: a resume happened (load ${
-      Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
-    }), so its Events count is not this connection's`,
-  );
+  if (final.welcomes !== 1) {
+    throw new ResumedDuringMeasure(
+      `the page used ${final.welcomes} connections: a resume happened (load ${
+        Deno.loadavg().map((l) => l.toFixed(1)).join(" ")
+      }), so its Events count is not this connection's`,
+    );
+  }
   return {
     transport: opts.transport,
     snapshotsPerSec: Math.round(((end.snapshots - start.snapshots) / seconds) * 10) / 10,
@@ -254,16 +281,14 @@ Deno.test({
         server.start();
         const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
         try {
-          const page = await ctx.newPage();
           figures.push(
-            await playAndMeasure(page, {
+            await measureOnFreshPage(ctx, {
               server,
               transport: "webtransport",
               relay,
               url: `http://127.0.0.1:${http.addr.port}/`,
             }),
           );
-          await page.close();
         } finally {
           server.shutdown("test over");
           relay.close();
@@ -281,15 +306,13 @@ Deno.test({
         server.start();
         const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
         try {
-          const page = await ctx.newPage();
           figures.push(
-            await playAndMeasure(page, {
+            await measureOnFreshPage(ctx, {
               server,
               transport: "websocket",
               url: `http://127.0.0.1:${http.addr.port}/?ws=1`,
             }),
           );
-          await page.close();
         } finally {
           server.shutdown("test over");
           await http.shutdown();
