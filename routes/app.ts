@@ -288,7 +288,7 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
         // The socket is gone: nothing more can be delivered either way.
         down?.discard();
         up?.clear();
-        conn.closed(code, reason || (code === "error" ? "socket error" : "closed by client"));
+        conn.closed(code, reason || "closed by client");
       },
     });
     return response;

@@ -53,6 +53,8 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   #notified = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #textDecoder: TextDecoder | undefined;
+  /** What runs once the writes in progress are done (ending after a close). */
+  #drained: (() => void | Promise<void>) | undefined;
   /** The close we sent, told to the listener when the connection ends. */
   #sentClose: { code: number; reason: string } | undefined;
 
@@ -209,8 +211,6 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     }
     this.#drained = fn;
   }
-
-  #drained: (() => void | Promise<void>) | undefined;
 
   #push(frame: Uint8Array): void {
     this.#queue.push(frame);

@@ -196,7 +196,8 @@ export class ClientStreamAudit {
 }
 
 /** Opcodes of RFC 6455. */
-const Op = { Continuation: 0, Text: 1, Binary: 2, Close: 8, Ping: 9, Pong: 10 } as const;
+export const WsOp = { Continuation: 0, Text: 1, Binary: 2, Close: 8, Ping: 9, Pong: 10 } as const;
+const Op = WsOp;
 
 /**
  * Client → server WebSocket frames: each checked at its header (opcode, mask, size;
@@ -399,7 +400,7 @@ export function clientCloseFrame(code: number, reason: string): Uint8Array {
 }
 
 /** A frame header's full length once its first `have` bytes are in (undefined: need 2). */
-function headerLength(h: Uint8Array, have: number): number | undefined {
+export function headerLength(h: Uint8Array, have: number): number | undefined {
   if (have < 2) return undefined;
   const len7 = h[1] & 0x7f;
   const mask = (h[1] & 0x80) !== 0 ? 4 : 0;
@@ -407,7 +408,7 @@ function headerLength(h: Uint8Array, have: number): number | undefined {
 }
 
 /** The payload length a complete header declares (Infinity past 2^53). */
-function payloadLength(h: Uint8Array): number {
+export function payloadLength(h: Uint8Array): number {
   const len7 = h[1] & 0x7f;
   if (len7 < 126) return len7;
   if (len7 === 126) return (h[2] << 8) | h[3];

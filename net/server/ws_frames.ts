@@ -7,9 +7,10 @@
  * their shape.
  */
 import { createHash } from "node:crypto";
+import { packFrame } from "../wire/frames.ts";
+import { headerLength, payloadLength, WsOp } from "./stream_audit.ts";
 
-/** Opcodes of RFC 6455. */
-export const WsOp = { Continuation: 0, Text: 1, Binary: 2, Close: 8, Ping: 9, Pong: 10 } as const;
+export { WsOp };
 
 const HANDSHAKE_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
@@ -106,7 +107,7 @@ export class ClientMessageReader {
     while (at < chunk.byteLength) {
       if (!this.#reading) {
         this.#header[this.#headerLength++] = chunk[at++];
-        const need = this.#needed();
+        const need = headerLength(this.#header, this.#headerLength);
         if (need === undefined || this.#headerLength < need) continue;
         this.#begin(need);
         this.#headerLength = 0;
@@ -127,21 +128,12 @@ export class ClientMessageReader {
     return out;
   }
 
-  #needed(): number | undefined {
-    if (this.#headerLength < 2) return undefined;
-    const len7 = this.#header[1] & 0x7f;
-    return 2 + (len7 === 126 ? 2 : len7 === 127 ? 8 : 0) + ((this.#header[1] & 0x80) ? 4 : 0);
-  }
-
   #begin(headerBytes: number): void {
     const h = this.#header;
     this.#fin = (h[0] & 0x80) !== 0;
     this.#opcode = h[0] & 0x0f;
-    const len7 = h[1] & 0x7f;
-    let length = len7;
-    if (len7 === 126) length = (h[2] << 8) | h[3];
-    // The audit capped the size: the high bytes of a 64-bit length are zero.
-    else if (len7 === 127) length = h[6] * 2 ** 24 + (h[7] << 16) + (h[8] << 8) + h[9];
+    // The audit capped the size: a real length, far below 2^53.
+    const length = payloadLength(h);
     const masked = (h[1] & 0x80) !== 0;
     if (masked) this.#mask.set(h.subarray(headerBytes - 4, headerBytes));
     else this.#mask.fill(0);
@@ -171,14 +163,7 @@ export class ClientMessageReader {
     let data = payload;
     if (this.#fragments.length > 0) {
       this.#fragments.push(payload);
-      let total = 0;
-      for (const f of this.#fragments) total += f.byteLength;
-      data = new Uint8Array(total);
-      let at = 0;
-      for (const f of this.#fragments) {
-        data.set(f, at);
-        at += f.byteLength;
-      }
+      data = packFrame(this.#fragments);
       this.#fragments = [];
     }
     return { kind: this.#messageOp === WsOp.Text ? "text" : "binary", data };
