@@ -110,6 +110,12 @@ export class Instance {
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
   readonly #inputs = new Map<number, InputFrame>();
+  /**
+   * Which tick of each snapshot interval carries this instance's snapshots and events:
+   * the server's tick count modulo TICKS_PER_SNAPSHOT. The server spreads its instances
+   * over the interval's ticks, so no one tick carries every instance's sends.
+   */
+  readonly snapshotSlot: number;
   /** The crew this dungeon was made for ("again with this crew"); the portal skips it. */
   reservedFor: string | undefined;
   #results: ResultsMsg | undefined;
@@ -120,10 +126,17 @@ export class Instance {
 
   constructor(
     id: string,
-    opts: { worldId: number; def: WorldDef; seed: number; encoder: MessageEncoder },
+    opts: {
+      worldId: number;
+      def: WorldDef;
+      seed: number;
+      encoder: MessageEncoder;
+      snapshotSlot?: number;
+    },
   ) {
     this.id = id;
     this.worldId = opts.worldId;
+    this.snapshotSlot = opts.snapshotSlot ?? 0;
     this.world = new SimWorld(opts.def, {
       seed: opts.seed,
       // Contact and shots are judged by what each player saw, up to this far back (the hub
@@ -240,8 +253,11 @@ export class Instance {
     return member.queue.offer(frame, this.world.tick);
   }
 
-  /** Runs one tick; returns the transfers that fall due now. */
-  step(): TransferOrder[] {
+  /**
+   * Runs one tick; returns the transfers that fall due now. `serverTick` is the server's
+   * tick count (alone, the world's own count stands in), for `snapshotSlot`.
+   */
+  step(serverTick = this.world.tick): TransferOrder[] {
     const world = this.world;
     const tick = world.tick;
     this.#inputs.clear();
@@ -259,7 +275,7 @@ export class Instance {
     }
     // Events go out once per snapshot interval (one message instead of three), and at
     // once when someone is about to leave, so they hear how their stay ended.
-    const snapshotTick = tick % TICKS_PER_SNAPSHOT === 0;
+    const snapshotTick = serverTick % TICKS_PER_SNAPSHOT === this.snapshotSlot;
     if (snapshotTick || orders.length > 0) this.#flush();
     // A crowd's snapshots are spread over the interval (a third of the members each tick):
     // every member still gets 20 a second, and no tick carries the whole crowd's sends.

@@ -10,6 +10,7 @@ import {
   LIMITS,
   MAX_CATCHUP_TICKS,
   TICK_WINDOW_TICKS,
+  TICKS_PER_SNAPSHOT,
 } from "../../content/net_tuning.ts";
 import type { WorldDef } from "../../sim/mod.ts";
 import { type InputVerdict, Rng } from "../../sim/mod.ts";
@@ -772,12 +773,13 @@ export class GameServer {
    */
   tick(): void {
     const started = this.clock.now();
+    const serverTick = this.scheduler.stats.ticks;
     for (const instance of [...this.instances.values()]) {
       if (this.instances.get(instance.id) !== instance) continue; // closed earlier this tick
       let orders: TransferOrder[];
       let results: ResultsMsg | undefined;
       try {
-        orders = instance.step();
+        orders = instance.step(serverTick);
         results = instance.takeResults();
       } catch (err) {
         this.#fail(instance, { during: "step", err });
@@ -1159,11 +1161,19 @@ export class GameServer {
       def: this.#worldDef?.(world.kind, id, world) ?? world,
       seed: Math.floor(this.#rng.next() * 0xffffffff),
       encoder: this.encoder,
+      snapshotSlot: this.#quietestSnapshotSlot(),
     });
     this.instances.set(id, instance);
     this.counters.instancesCreated++;
     this.log("instance_create", { instance: id, kind: world.kind, world: world.key });
     return instance;
+  }
+
+  /** The tick of the snapshot interval that carries the fewest instances' snapshots. */
+  #quietestSnapshotSlot(): number {
+    const load = new Array<number>(TICKS_PER_SNAPSHOT).fill(0);
+    for (const instance of this.instances.values()) load[instance.snapshotSlot]++;
+    return load.indexOf(Math.min(...load));
   }
 
   #destroyIfEmpty(instance: Instance): void {

@@ -77,6 +77,32 @@ Deno.test("four players through the portal share a dungeon; a fifth gets a new o
   assert.equal(h.server.hub.size, 0);
 });
 
+Deno.test("dungeons' snapshots are spread over the snapshot interval: no tick carries them all", () => {
+  using h = new NetHarness();
+  const names = Array.from({ length: 12 }, (_, i) => `P${i + 1}`);
+  const players = names.map((name) => h.connect(name, { control: toPortal }));
+  h.runUntil(() => players.every(inDungeon), { maxMs: 8000, what: "twelve players in dungeons" });
+  const dungeons = [...new Set(players.map((c) => c.runtime.instanceId))];
+  assert.equal(dungeons.length, 3);
+  // Which of the interval's ticks (the server's tick count, modulo) each dungeon's
+  // members got their snapshots on, over a few intervals.
+  const residues = new Map<string, Set<number>>(dungeons.map((d) => [d, new Set()]));
+  for (let i = 0; i < 4 * TICKS_PER_SNAPSHOT; i++) {
+    const before = players.map((c) => c.transport.sent.filter((s) => s.latest).length);
+    h.runTicks(1);
+    const tick = h.ticks - 1;
+    players.forEach((c, k) => {
+      const got = c.transport.sent.filter((s) => s.latest).length - before[k];
+      if (got > 0) residues.get(c.runtime.instanceId)!.add(tick % TICKS_PER_SNAPSHOT);
+    });
+  }
+  const slots = dungeons.map((d) => [...residues.get(d)!]);
+  for (const s of slots) {
+    assert.equal(s.length, 1, "a dungeon snapshots on one tick of each interval");
+  }
+  assert.deepEqual(slots.flat().sort(), [0, 1, 2], "three dungeons, three different ticks");
+});
+
 Deno.test("each hub portal leads to the world it names: the Fold and the Sunken Choir", () => {
   using h = new NetHarness();
   const through = (portal: number): Control => (_tick, c) => {
