@@ -16,6 +16,16 @@ export class ByteWriter {
     this.#view = new DataView(this.#buf.buffer);
   }
 
+  /**
+   * Empties the writer, keeping its buffer: an encoder that runs every tick reuses one
+   * writer (`bytes()` copies out), where a fresh one costs an ArrayBuffer of its own
+   * and a DataView, and the copy another. Only for encoders that never nest on it.
+   */
+  reset(): this {
+    this.length = 0;
+    return this;
+  }
+
   /** Makes room for `n` bytes and returns where they start (call before reading #view). */
   #reserve(n: number): number {
     const at = this.length;

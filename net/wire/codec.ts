@@ -153,6 +153,9 @@ export function encodeClientMessage(enc: MessageEncoder, msg: ClientMessage): Ui
 const FrameChange = { Move: 1, Aim: 2, Buttons: 4, ViewLag: 8 } as const;
 const FRAME_CHANGE_MASK = 15;
 
+/** Reused by every input message (written, then copied out). */
+const INPUT_WRITER = new ByteWriter(64);
+
 /**
  * Consecutive frames, oldest first. The first is whole (moveX i8, moveY i8, aim u16,
  * buttons u8); each later one is a change byte and only what changed (move i8 i8, aim
@@ -162,7 +165,7 @@ function packInputFrames(frames: readonly InputFrame[]): Uint8Array {
   if (frames.length < 1 || frames.length > MAX_INPUT_FRAMES_PER_MESSAGE) {
     throw new CodecError(`Cannot encode input: ${frames.length} frames`);
   }
-  const w = new ByteWriter(6 + 3 * frames.length);
+  const w = INPUT_WRITER.reset();
   const lag = (f: InputFrame) => Math.min(f.viewLag ?? 0, MAX_VIEW_LAG);
   writeRecord(w, INPUT_FRAME, {
     record: { ...frames[0], viewLag: lag(frames[0]) },
@@ -283,9 +286,12 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
 
 // ---------------------------------------------------------------- server → client
 
+/** Reused by every batch of hits (written, then copied out). */
+const HITS_WRITER = new ByteWriter(256);
+
 /** Hits as varints: uid as a delta from the previous hit's, so a batch costs ~4 bytes a hit. */
 function packHits(hits: readonly HitRecord[]): Uint8Array {
-  const w = new ByteWriter(hits.length * 5);
+  const w = HITS_WRITER.reset();
   let prevUid = 0;
   for (const h of hits) {
     w.varint(h.uid - prevUid);

@@ -327,13 +327,16 @@ const EMPTY: SnapshotUnits = {
   boss: null,
 };
 
+/** Reused by every snapshot body (written, then copied out). */
+const BODY_WRITER = new ByteWriter(1024);
+
 /** Encodes `cur` as its changes since `base` (everything, when there is no base). */
 export function encodeSnapshotBody(
   cur: SnapshotUnits,
   base: SnapshotUnits | undefined,
 ): Uint8Array {
   const b = base ?? EMPTY;
-  const w = new ByteWriter(64);
+  const w = BODY_WRITER.reset();
   let sections = 0;
   if (cur.stage !== b.stage) sections |= Section.Stage;
   if (cur.wave !== b.wave) sections |= Section.Wave;

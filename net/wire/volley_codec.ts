@@ -189,6 +189,9 @@ function allEqual(a: readonly number[]): boolean {
 /** Largest birth-tick offset a record can carry: a batch spans at most 16 ticks. */
 export const MAX_TICK_DELTA = 15;
 
+/** Reused by every batch of volleys (written, then copied out). */
+const VOLLEYS_WRITER = new ByteWriter(1024);
+
 /**
  * Packs volleys born on ticks baseTick…baseTick+15, oldest first. With a dictionary,
  * headers it holds go as a slot number (and it learns the new ones); without, each
@@ -199,7 +202,7 @@ export function encodeVolleys(
   baseTick: number,
   dict: VolleyDictionary = new VolleyDictionary(),
 ): Uint8Array {
-  const w = new ByteWriter(64);
+  const w = VOLLEYS_WRITER.reset();
   for (const v of volleys) {
     const expectedUid = dict.nextUid;
     const n = v.angles.length;

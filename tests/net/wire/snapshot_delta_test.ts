@@ -174,6 +174,23 @@ Deno.test("chains of deltas over random worlds rebuild every snapshot exactly", 
   }
 });
 
+Deno.test("every body is its own bytes: one encoded later does not change one sent before", () => {
+  // The encoder reuses one writer; what it returns must be a copy (a body waits in a
+  // socket's queue while the next members' bodies are written).
+  const states = randomStates(9, 60);
+  const bodies = states.map((s) => encodeSnapshotBody(toSnapshotUnits(s), undefined));
+  const again = states.map((s) => encodeSnapshotBody(toSnapshotUnits(s), undefined));
+  assert.deepEqual(bodies, again);
+  states.forEach((s, i) => {
+    const msg = fromSnapshotUnits(
+      decodeSnapshotBody(bodies[i], { tick: s.tick, base: undefined }),
+      { ackTick: 0 },
+    );
+    assert.equal(msg.players.length, s.players.length, `tick ${s.tick}`);
+    assert.equal(msg.enemies.length, s.enemies.length, `tick ${s.tick}`);
+  });
+});
+
 Deno.test("a snapshot field that cannot hold its value is an encoding error, not a wrap", () => {
   const bad = { ...FIGHT, players: [{ ...FIGHT.players[0], x: 9000 }] };
   assert.throws(() => toSnapshotUnits(bad), /snapshot player x: 9000 is outside the u16/);
