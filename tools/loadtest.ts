@@ -74,7 +74,8 @@ function percentile(values: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
-async function hasTaskset(): Promise<boolean> {
+/** True when processes can be pinned to a core each (`taskset`, two cores or more). */
+export async function hasTaskset(): Promise<boolean> {
   try {
     const out = await new Deno.Command("taskset", { args: ["-c", "0", "true"] }).output();
     return out.success && navigator.hardwareConcurrency >= 2;
@@ -83,14 +84,18 @@ async function hasTaskset(): Promise<boolean> {
   }
 }
 
-function command(pin: string | undefined, args: string[]): { cmd: string; args: string[] } {
+/** `deno ARGS`, pinned to CPU `pin` when given. */
+export function command(
+  pin: string | undefined,
+  args: string[],
+): { cmd: string; args: string[] } {
   return pin
     ? { cmd: "taskset", args: ["-c", pin, Deno.execPath(), ...args] }
     : { cmd: Deno.execPath(), args };
 }
 
 /** utime + stime of a process, ms. */
-async function cpuMs(pid: number): Promise<number> {
+export async function cpuMs(pid: number): Promise<number> {
   const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1000;
