@@ -162,11 +162,18 @@ export class LinkTransport implements Transport {
     });
   }
 
+  /**
+   * Taken now, as a real socket takes it (the instance counts it as sent). On an ordered
+   * stream it is then delivered, never skipped: frames the path bunches up (jitter, a
+   * stall) arrive together, and the inner socket, still busy with the one before, would
+   * otherwise drop a snapshot the next delta is based on.
+   */
   sendLatest(data: Uint8Array): boolean {
     this.#inFlight += data.byteLength;
     this.#frame.push(() => {
       this.#inFlight -= data.byteLength;
-      this.inner.sendLatest(data);
+      if (this.inner.datagrams) this.inner.sendLatest(data);
+      else this.inner.sendReliable(data);
     });
     return true;
   }
