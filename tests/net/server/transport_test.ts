@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import {
   LinkTransport,
   type SocketLike,
+  type Transport,
   WebSocketTransport,
 } from "../../../net/server/transport.ts";
 import { LinkSim, linkSpec } from "../../../net/link/mod.ts";
@@ -78,4 +79,27 @@ Deno.test("through a simulated link, snapshots a stall bunched up all reach the 
   clock.advance(200);
   assert.deepEqual(ws.sent.map((d) => d[0]), [1, 2, 3], "every snapshot, in order");
   assert.equal(t.bufferedBytes, ws.bufferedAmount, "nothing left on the path");
+});
+
+Deno.test("through a simulated link, a datagram transport's snapshots stay datagrams", () => {
+  // Over datagrams a snapshot may be lost and deltas go against acknowledged ones, so the
+  // link hands it on as a datagram, as it came.
+  const calls: string[] = [];
+  const inner: Transport = {
+    kind: "webtransport",
+    datagrams: true,
+    bufferedBytes: 0,
+    sendReliable: () => calls.push("reliable"),
+    sendLatest: () => (calls.push("latest"), true),
+    flush: () => calls.push("flush"),
+    close: () => {},
+  };
+  const clock = new ManualClock();
+  const link = new LinkSim(linkSpec({ delayMs: 40 }), { startMs: 0 });
+  const t = new LinkTransport(inner, { path: link.down, clock });
+  t.sendReliable(new Uint8Array(4));
+  t.sendLatest(new Uint8Array(8));
+  t.flush();
+  clock.advance(40);
+  assert.deepEqual(calls, ["reliable", "latest", "flush"]);
 });
