@@ -254,8 +254,9 @@ export class Instance {
   }
 
   /**
-   * Runs one tick; returns the transfers that fall due now. `serverTick` is the server's
-   * tick count (alone, the world's own count stands in), for `snapshotSlot`.
+   * Runs one tick; returns the transfers that fall due now. `serverTick`, the server's
+   * tick count, picks the ticks of `snapshotSlot` (an instance stepped on its own, as in
+   * tests, uses its world's count).
    */
   step(serverTick = this.world.tick): TransferOrder[] {
     const world = this.world;

@@ -2,7 +2,8 @@
  * Newest wins on the server's side of a WebSocket: a snapshot is skipped while an
  * earlier tick's frame is still queued on the socket (it could sit behind a stale
  * snapshot), never because of what this very tick sends; events always go out, and
- * a tick's messages leave as one frame.
+ * a tick's messages leave as one frame. Through the simulated link (LINK_SIM), a
+ * snapshot the link took is delivered, never skipped.
  */
 import assert from "node:assert/strict";
 import {
