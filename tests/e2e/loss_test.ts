@@ -22,7 +22,6 @@ import { UdpRelay } from "../../tools/udp_relay.ts";
 import type { ClientRuntime } from "../../net/client/runtime.ts";
 import { linkSpec } from "../../net/link/mod.ts";
 import {
-  type Connection,
   GameServer,
   realClock,
   selfSignedCertificate,
@@ -128,12 +127,13 @@ class ResumedDuringMeasure extends Error {}
  */
 async function measureOnFreshPage(
   ctx: BrowserContext,
-  opts: Parameters<typeof playAndMeasure>[1],
+  opts: Omit<Parameters<typeof playAndMeasure>[1], "pilot">,
 ): Promise<Figures> {
   for (let attempt = 1;; attempt++) {
     const page = await ctx.newPage();
     try {
-      return await playAndMeasure(page, opts);
+      // A new name: the first attempt's player is still held for its resume grace.
+      return await playAndMeasure(page, { ...opts, pilot: attempt === 1 ? "Lossy" : "Lossy2" });
     } catch (err) {
       if (!(err instanceof ResumedDuringMeasure) || attempt === 2) throw err;
       console.log(`${err.message}: measuring again on a fresh page`);
@@ -146,10 +146,10 @@ async function measureOnFreshPage(
 /** Plays for MEASURE_MS in the dungeon, strafing, and measures. */
 async function playAndMeasure(
   page: Page,
-  opts: { server: GameServer; transport: string; relay?: UdpRelay; url: string },
+  opts: { server: GameServer; transport: string; relay?: UdpRelay; url: string; pilot: string },
 ): Promise<Figures> {
   await page.goto(opts.url);
-  await page.fill("#pilot-name", "Lossy");
+  await page.fill("#pilot-name", opts.pilot);
   await page.click("button[type=submit]");
   await page.waitForFunction(
     () => {
@@ -160,7 +160,8 @@ async function playAndMeasure(
     { timeout: 10_000 },
   );
   await walkIntoPortal(page);
-  const conn = [...opts.server.connections][0] as Connection;
+  const conn = [...opts.server.connections].find((c) => c.name === opts.pilot);
+  assert.ok(conn, `${opts.pilot}'s connection on the server`);
   assert.equal(conn.transportKind, opts.transport);
   await page.evaluate(() => {
     (globalThis as unknown as WithBh).__bh.runtime!.resetSnapshotArrivals(performance.now());
