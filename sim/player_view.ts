@@ -12,7 +12,7 @@
 import { type EnemyMotion, stepEnemyMotion } from "./enemy_motion.ts";
 import { clamp } from "./geometry.ts";
 import { POS_UNITS_PER_PX } from "./grid.ts";
-import type { ArenaDef, EnemyDef } from "./types.ts";
+import type { ArenaDef, EnemyDef, Mutable } from "./types.ts";
 
 /** An enemy as a snapshot carries it (a position on the wire grid). */
 export interface EnemySample {
@@ -154,8 +154,6 @@ interface Moment {
   /** Exact positions: a player's own path is what they predicted, not a snapshot. */
   readonly ships: Mutable<ShipSample>[];
 }
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /**
  * The other active ships of `ships` as a picture carries them: on the snapshot grid,

@@ -17,6 +17,9 @@ export const Button = { Fire: 1, Escape: 2, Focus: 4 } as const;
 /** Every button bit a client may set. */
 export const BUTTON_MASK = Button.Fire | Button.Escape | Button.Focus;
 
+/** `T` with its fields writable: storage a hot path fills in place. */
+export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 /**
  * One tick of a player's intent: the only thing a client ever tells the server.
  * `moveX`/`moveY` are integers in [-100, 100] (hundredths of full speed), `aim` an

@@ -197,7 +197,6 @@ export class ClientStreamAudit {
 
 /** Opcodes of RFC 6455. */
 export const WsOp = { Continuation: 0, Text: 1, Binary: 2, Close: 8, Ping: 9, Pong: 10 } as const;
-const Op = WsOp;
 
 /**
  * Client → server WebSocket frames: each checked at its header (opcode, mask, size;
@@ -257,7 +256,7 @@ export class ClientFrameScanner {
       }
       if (this.#headerLength === 0) {
         frameStart = at;
-        if (this.dropData && (chunk[at] & 0x0f) <= Op.Binary) {
+        if (this.dropData && (chunk[at] & 0x0f) <= WsOp.Binary) {
           if (at > keepFrom) kept.push(chunk.subarray(keepFrom, at));
           this.#dropping = true;
           cut = true;
@@ -293,8 +292,8 @@ export class ClientFrameScanner {
     const max = this.#limits.maxMessageBytes;
     if (rsv !== 0) return { code: 1002, reason: "reserved bits set (no extension was agreed)" };
     if (!masked) return { code: 1002, reason: "client frames must be masked" };
-    if (opcode >= Op.Close) {
-      if (opcode > Op.Pong) return { code: 1002, reason: `unknown opcode ${opcode}` };
+    if (opcode >= WsOp.Close) {
+      if (opcode > WsOp.Pong) return { code: 1002, reason: `unknown opcode ${opcode}` };
       if (!fin || length > 125) return { code: 1002, reason: "bad control frame" };
       const elapsed = (nowMs - this.#controlAt) / 1000;
       this.#controlAt = nowMs;
@@ -306,8 +305,8 @@ export class ClientFrameScanner {
       this.#payloadLeft = length;
       return undefined;
     }
-    if (opcode > Op.Binary) return { code: 1002, reason: `unknown opcode ${opcode}` };
-    if (opcode === Op.Continuation) {
+    if (opcode > WsOp.Binary) return { code: 1002, reason: `unknown opcode ${opcode}` };
+    if (opcode === WsOp.Continuation) {
       if (this.#messageBytes < 0) return { code: 1002, reason: "continuation without a message" };
     } else {
       if (this.#messageBytes >= 0) return { code: 1002, reason: "new message inside a message" };
@@ -361,7 +360,7 @@ export class ServerFrameTracker {
         if (opts.stopAtBoundary && this.atBoundary) return at;
         continue;
       }
-      if (this.#headerLength === 0 && (chunk[at] & 0x0f) === Op.Close) this.sawClose = true;
+      if (this.#headerLength === 0 && (chunk[at] & 0x0f) === WsOp.Close) this.sawClose = true;
       this.#header[this.#headerLength++] = chunk[at++];
       const need = headerLength(this.#header, this.#headerLength);
       if (need === undefined || this.#headerLength < need) continue;

@@ -4,7 +4,13 @@
  * that into a close of the offending connection and nothing else.
  */
 import { Decoder, Encoder } from "cbor-x";
-import { ANGLE_UNITS, BUTTON_MASK, type InputFrame, MOVE_UNITS } from "../../sim/mod.ts";
+import {
+  ANGLE_UNITS,
+  BUTTON_MASK,
+  type InputFrame,
+  MOVE_UNITS,
+  type Mutable,
+} from "../../sim/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import { packRecords, readRecord, unpackRecords, writeRecord } from "./fields.ts";
 import {
@@ -200,7 +206,7 @@ function packInputFrames(frames: readonly InputFrame[]): Uint8Array {
 function unpackInputFrames(packed: Uint8Array, newest: number): InputFrame[] {
   const r = new ByteReader(packed, "input frames");
   // Ticks are known once the frames are counted: set in place then (one object a frame).
-  const frames: { -readonly [K in keyof InputFrame]: InputFrame[K] }[] = [];
+  const frames: Mutable<InputFrame>[] = [];
   let { moveX, moveY, aim, buttons, viewLag } = readRecord(r, INPUT_FRAME);
   for (;;) {
     if (Math.abs(moveX) > MOVE_UNITS || Math.abs(moveY) > MOVE_UNITS) {
