@@ -6,7 +6,8 @@
  * the Sunken Choir (its waves, the Cantor's phases, a dropped link taken back, an
  * escape). A screenshot at every step lands in `.screenshots/tour/<size>/`; look at
  * them. The last line is JSON: per size, page errors, console errors, HUD problems
- * per step (overlaps, text cut off, HUD on the arena) and frame-interval figures.
+ * per step (overlaps, text cut off, HUD on the arena), frame-interval figures and the
+ * snapshots the page could not use (a delta whose baseline it lacked).
  *
  *   deno task tour                                  every size, LINK_SIM 150±50,stall=250/4000
  *   deno task tour --size 390x844 --link 75±25      one size, another link
@@ -58,6 +59,11 @@ interface SizeReport {
   consoleErrors: string[];
   hud: Record<string, Partial<Pick<HudReport, "collisions" | "onArena" | "offScreen" | "clipped">>>;
   frameMs?: { p50: number; p95: number; max: number; over50: number; frames: number };
+  /**
+   * Deltas whose baseline the page lacked (each one a snapshot it could not use): over
+   * the simulated link's jitter and stalls, a frame the server counted as sent was lost.
+   */
+  snapshotsWithoutBaseline?: number;
 }
 
 /** Where the page's pilot goes and what it holds; the pilot loop reads this. */
@@ -355,6 +361,9 @@ async function tourOne(
     if (size.touch) await showThumbsticks(page, shot);
     const frames = await page.evaluate(() => (globalThis as unknown as WithBh).__frames ?? []);
     report.frameMs = frameFigures(frames);
+    report.snapshotsWithoutBaseline = await page.evaluate(() =>
+      (globalThis as unknown as WithBh).__bh.runtime?.snapshotsWithoutBaseline ?? -1
+    );
   } catch (err) {
     report.pageErrors.push(`tour stopped: ${(err as Error).message}`);
     await shot("stopped").catch(() => {});
