@@ -3,7 +3,7 @@
  * names; this queue decides which frames are kept and which frame a tick uses.
  * Must not import anything outside sim/.
  */
-import { BUTTON_MASK, type InputFrame } from "./types.ts";
+import { BUTTON_MASK, type InputFrame, type Mutable } from "./types.ts";
 import { ANGLE_UNITS } from "./grid.ts";
 import { MOVE_UNITS } from "./movement.ts";
 
@@ -20,13 +20,40 @@ export interface InputQueueLimits {
 /** What `offer` did with a frame. Every verdict but "queued" is a drop. */
 export type InputVerdict = "queued" | "replay" | "stale" | "future" | "flood" | "invalid";
 
-const NEUTRAL = { moveX: 0, moveY: 0, buttons: 0 };
+/** A frame the queue owns: offered frames are copied in, so theirs die young. */
+type Slot = Mutable<InputFrame> & { viewLag: number };
 
-/** Holds one player's pending frames, in tick order, and tracks coasting. */
+function blankFrame(): Slot {
+  return { tick: 0, moveX: 0, moveY: 0, aim: 0, buttons: 0, viewLag: 0 };
+}
+
+function copyFrame(to: Slot, from: InputFrame): Slot {
+  to.tick = from.tick;
+  to.moveX = from.moveX;
+  to.moveY = from.moveY;
+  to.aim = from.aim;
+  to.buttons = from.buttons;
+  to.viewLag = from.viewLag ?? 0;
+  return to;
+}
+
+/**
+ * Holds one player's pending frames, in tick order, and tracks coasting. The frames
+ * live in slots made once (a ring, `maxQueued` long): a frame waits here for several
+ * ticks, and a fresh object per frame would outlive the young generation, so that
+ * every input a server hears would end up in the old one.
+ */
 export class InputQueue {
   readonly #limits: InputQueueLimits;
-  readonly #frames: InputFrame[] = [];
-  #last: InputFrame | undefined;
+  /** Ring of slot objects: the queued frames are logical [0, size), from `#head`. */
+  readonly #ring: Slot[];
+  #head = 0;
+  #size = 0;
+  /** The last frame applied (what coasting repeats), once there is one. */
+  readonly #last = blankFrame();
+  #hasLast = false;
+  /** What take() returns: valid until the next take(). */
+  readonly #out = blankFrame();
   #coasted = 0;
   /** Tick of the newest frame applied, -1 before the first. */
   lastInputTick = -1;
@@ -36,14 +63,23 @@ export class InputQueue {
 
   constructor(limits: InputQueueLimits) {
     this.#limits = limits;
+    this.#ring = Array.from({ length: Math.max(1, limits.maxQueued) }, blankFrame);
   }
 
   /** Frames waiting for their tick. */
   get size(): number {
-    return this.#frames.length;
+    return this.#size;
   }
 
-  /** Audits a frame that arrived while the server is about to run `currentTick`. */
+  /** The slot of the k-th queued frame (0: the oldest). */
+  #at(k: number): Slot {
+    return this.#ring[(this.#head + k) % this.#ring.length];
+  }
+
+  /**
+   * Audits a frame that arrived while the server is about to run `currentTick`. A
+   * queued frame is copied: the caller's object is not kept.
+   */
   offer(frame: InputFrame, currentTick: number): InputVerdict {
     if (!isWellFormed(frame)) return "invalid";
     if (frame.tick <= this.lastInputTick) return "replay";
@@ -56,12 +92,21 @@ export class InputQueue {
       return "stale";
     }
     if (frame.tick > currentTick + this.#limits.maxLeadTicks) return "future";
-    // Sorted insert; redundant copies of a queued tick are replays too.
-    let i = this.#frames.length;
-    while (i > 0 && this.#frames[i - 1].tick > frame.tick) i--;
-    if (i > 0 && this.#frames[i - 1].tick === frame.tick) return "replay";
-    if (this.#frames.length >= this.#limits.maxQueued) return "flood";
-    this.#frames.splice(i, 0, frame);
+    // Sorted insert (frames mostly come in order: found from the back); redundant copies
+    // of a queued tick are replays too.
+    let i = this.#size;
+    while (i > 0 && this.#at(i - 1).tick > frame.tick) i--;
+    if (i > 0 && this.#at(i - 1).tick === frame.tick) return "replay";
+    if (this.#size >= this.#limits.maxQueued) return "flood";
+    // The free slot past the end moves to place i; the later frames move up one.
+    const ring = this.#ring;
+    const n = ring.length;
+    const free = this.#at(this.#size);
+    for (let k = this.#size; k > i; k--) {
+      ring[(this.#head + k) % n] = ring[(this.#head + k - 1) % n];
+    }
+    ring[(this.#head + i) % n] = copyFrame(free, frame);
+    this.#size++;
     return "queued";
   }
 
@@ -78,23 +123,37 @@ export class InputQueue {
   /**
    * The input for `tick`: its own frame if it came, else the last one for a
    * bounded number of ticks, else neutral. Frames older than `tick` are discarded.
+   * The frame returned is the queue's own, valid until the next call: read, don't keep.
    */
   take(tick: number): InputFrame {
-    while (this.#frames.length > 0 && this.#frames[0].tick < tick) this.#frames.shift();
-    const head = this.#frames[0];
-    if (head !== undefined && head.tick === tick) {
-      this.#frames.shift();
-      this.#last = head;
+    while (this.#size > 0 && this.#at(0).tick < tick) this.#dropOldest();
+    const out = this.#out;
+    if (this.#size > 0 && this.#at(0).tick === tick) {
+      copyFrame(this.#last, this.#at(0));
+      this.#dropOldest();
+      this.#hasLast = true;
       this.#coasted = 0;
       this.lastInputTick = tick;
-      return head;
+      return copyFrame(out, this.#last);
     }
-    const last = this.#last;
-    if (last !== undefined && this.#coasted < this.#limits.coastTicks) {
+    if (this.#hasLast && this.#coasted < this.#limits.coastTicks) {
       this.#coasted++;
-      return { ...last, tick };
+      copyFrame(out, this.#last);
+      out.tick = tick;
+      return out;
     }
-    return { ...NEUTRAL, aim: last?.aim ?? 0, tick };
+    out.tick = tick;
+    out.moveX = 0;
+    out.moveY = 0;
+    out.aim = this.#hasLast ? this.#last.aim : 0;
+    out.buttons = 0;
+    out.viewLag = 0;
+    return out;
+  }
+
+  #dropOldest(): void {
+    this.#head = (this.#head + 1) % this.#ring.length;
+    this.#size--;
   }
 }
 

@@ -29,6 +29,8 @@ interface Args {
   readonly lean: boolean;
   /** Where to write a CPU profile of the server for each window (its top functions go to stderr). */
   readonly profileDir: string | undefined;
+  /** More V8 flags for the server (`--server-v8=--trace-gc-nvp,…`); its traces go to stderr. */
+  readonly serverV8: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -39,6 +41,7 @@ function parseArgs(argv: readonly string[]): Args {
     windowS: Number(get("window") ?? 10),
     lean: (get("bots") ?? "lean") !== "full",
     profileDir: get("profile"),
+    serverV8: argv.find((a) => a.startsWith("--server-v8="))?.slice("--server-v8=".length),
   };
 }
 
@@ -193,7 +196,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     "run",
     "-A",
     // As `deno task start` and deploy/ run it (docs/NETCODE.md, "Capacity").
-    "--v8-flags=--max-semi-space-size=8",
+    `--v8-flags=--max-semi-space-size=8${args.serverV8 ? `,${args.serverV8}` : ""}`,
     ...(inspect ? [`--inspect=${inspect}`] : []),
     new URL("../main.ts", import.meta.url).pathname,
   ]);
@@ -215,9 +218,11 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       CONNECTS_PER_SEC_PER_IP: "100000",
       HUB_CAPACITY: "10000",
     },
-    stdout: "null",
+    // V8's traces go to stdout: with flags of one's own, they are passed on to stderr.
+    stdout: args.serverV8 ? "piped" : "null",
     stderr: "inherit",
   }).spawn();
+  if (args.serverV8) void server.stdout.pipeTo(Deno.stderr.writable, { preventClose: true });
   const bots = new BotProcess(pinned ? "1" : undefined);
   const results: StepResult[] = [];
   try {

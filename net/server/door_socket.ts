@@ -6,13 +6,12 @@
  * machinery in between. Implements the same ServerSocket as Deno's socket does
  * (net/server/server_socket.ts), so the route and the transport cannot tell them apart.
  */
-import { packFrame } from "../wire/frames.ts";
 import type { PendingSocket, ServerSocket, SocketListener } from "./server_socket.ts";
 import { closeFrame } from "./stream_audit.ts";
 import {
   ClientMessageReader,
   handshakeAccept,
-  serverFrame,
+  OutBuffer,
   switchingProtocols,
   WsOp,
 } from "./ws_frames.ts";
@@ -26,6 +25,8 @@ const CLOSED = 3;
 const CLOSE_WAIT_MS = 1000;
 /** After a close for cause, how long the close frame gets to leave. */
 const LINGER_MS = 200;
+/** Each of a socket's two output buffers starts this large (a tick's frame is far smaller). */
+const OUT_BYTES = 2048;
 
 /** The door's side: writing to the client, ending the connection. */
 export interface SocketWire {
@@ -43,9 +44,13 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   readonly #wire: SocketWire;
   readonly #reader = new ClientMessageReader();
   #listener: SocketListener | undefined;
-  /** Frames waiting for the write in progress to finish, and their bytes (with it). */
-  #queue: Uint8Array[] = [];
-  #buffered = 0;
+  /**
+   * Frames waiting for the next write, written in place; the other buffer is the one a
+   * write in progress reads from (they swap at each write), with its bytes still to go.
+   */
+  #pending = new OutBuffer(OUT_BYTES);
+  #spare = new OutBuffer(OUT_BYTES);
+  #inFlight = 0;
   #writing = false;
   /** Writes begun so far, and whether one is still in progress (the door's stall check). */
   #writes = 0;
@@ -84,14 +89,15 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   /** Bytes handed to the socket that have not been written yet. */
   get bufferedAmount(): number {
-    return this.#buffered;
+    return this.#pending.length + this.#inFlight;
   }
 
   accept(): ServerSocket {
     if (this.#readyState !== CONNECTING) throw new TypeError("socket already accepted");
     const key = handshakeAccept(this.#headers);
     this.#readyState = OPEN;
-    this.#push(switchingProtocols(key));
+    this.#pending.raw(switchingProtocols(key));
+    this.#startWriting();
     return this;
   }
 
@@ -101,13 +107,15 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   send(data: Uint8Array): void {
     if (this.#readyState !== OPEN) return;
-    this.#push(serverFrame(WsOp.Binary, [data]));
+    this.#pending.frame(WsOp.Binary, [data]);
+    this.#startWriting();
   }
 
   /** One binary message of these parts joined, built in one buffer with its header. */
   sendParts(parts: readonly Uint8Array[]): void {
     if (this.#readyState !== OPEN) return;
-    this.#push(serverFrame(WsOp.Binary, parts));
+    this.#pending.frame(WsOp.Binary, parts);
+    this.#startWriting();
   }
 
   /** Sends a close frame; the connection ends when the client answers (or after a wait). */
@@ -133,7 +141,10 @@ export class DoorSocket implements ServerSocket, PendingSocket {
           if (this.#readyState === OPEN) this.#text(e.data);
           break;
         case "ping":
-          if (this.#readyState === OPEN) this.#push(serverFrame(WsOp.Pong, [e.data]));
+          if (this.#readyState === OPEN) {
+            this.#pending.frame(WsOp.Pong, [e.data]);
+            this.#startWriting();
+          }
           break;
         case "pong":
           break;
@@ -166,8 +177,8 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     if (this.#readyState === CLOSED) return;
     this.#readyState = CLOSED;
     clearTimeout(this.#timer);
-    this.#queue = [];
-    this.#buffered = 0;
+    this.#pending.clear();
+    this.#inFlight = 0;
     const sent = this.#sentClose;
     this.#notify(sent ? String(sent.code) : "1006", sent?.reason ?? "");
   }
@@ -205,7 +216,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   /** Runs `fn` once every queued frame has been written. */
   #afterWrites(fn: () => void | Promise<void>): void {
-    if (!this.#writing && this.#queue.length === 0) {
+    if (!this.#writing && this.#pending.length === 0) {
       void fn();
       return;
     }
@@ -213,8 +224,11 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   }
 
   #push(frame: Uint8Array): void {
-    this.#queue.push(frame);
-    this.#buffered += frame.byteLength;
+    this.#pending.raw(frame);
+    this.#startWriting();
+  }
+
+  #startWriting(): void {
     if (this.#writing) return;
     // The write starts once the tick that queued it is over: the tick's time is the
     // game's, and its sockets are written together right after it, in the same wake-up
@@ -226,9 +240,13 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   /** Writes what is queued, everything queued meanwhile as one write. */
   async #pump(): Promise<void> {
     const conn = this.#wire.conn;
-    while (this.#queue.length > 0 && this.#readyState !== CLOSED) {
-      const chunk = packFrame(this.#queue);
-      this.#queue = [];
+    while (this.#pending.length > 0 && this.#readyState !== CLOSED) {
+      // What was queued goes out; frames queued meanwhile go into the other buffer.
+      const out = this.#pending;
+      this.#pending = this.#spare;
+      this.#spare = out;
+      const chunk = out.view();
+      this.#inFlight = chunk.byteLength;
       this.#writes++;
       this.#writePending = true;
       try {
@@ -240,7 +258,8 @@ export class DoorSocket implements ServerSocket, PendingSocket {
         break;
       }
       this.#writePending = false;
-      this.#buffered = Math.max(0, this.#buffered - chunk.byteLength);
+      this.#inFlight = 0;
+      out.clear();
     }
     this.#writing = false;
     const then = this.#drained;

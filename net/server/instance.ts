@@ -234,6 +234,7 @@ export class Instance {
   /** Takes a peer's ship out of the world. */
   leave(playerId: number): void {
     if (!this.#members.delete(playerId)) return;
+    this.#inputs.delete(playerId);
     this.world.removePlayer(playerId);
     this.#pendingEvents.push({ type: "playerLeft", playerId });
     for (let i = this.#scheduled.length - 1; i >= 0; i--) {
@@ -261,7 +262,8 @@ export class Instance {
   step(serverTick = this.world.tick): TransferOrder[] {
     const world = this.world;
     const tick = world.tick;
-    this.#inputs.clear();
+    // Every member's entry is overwritten (one who left was deleted): no clear(), which
+    // would give the map a new table every tick.
     for (const [id, m] of this.#members) {
       this.#inputs.set(id, m.queue.take(tick));
       this.#parkIfSilent(id, m, tick);

@@ -54,32 +54,105 @@ export function switchingProtocols(accept: string): Uint8Array {
   );
 }
 
+/** The header of an unmasked server frame (FIN set) of `n` payload bytes, written at `at`. */
+function writeFrameHeader(out: Uint8Array, at: number, opcode: number, n: number): number {
+  out[at] = 0x80 | opcode;
+  if (n < 126) {
+    out[at + 1] = n;
+    return at + 2;
+  }
+  if (n < 0x10000) {
+    out[at + 1] = 126;
+    out[at + 2] = n >> 8;
+    out[at + 3] = n & 0xff;
+    return at + 4;
+  }
+  out[at + 1] = 127;
+  // Messages stay far below 2^32 bytes: the high word is zero.
+  out.fill(0, at + 2, at + 6);
+  out[at + 6] = (n >>> 24) & 0xff;
+  out[at + 7] = (n >>> 16) & 0xff;
+  out[at + 8] = (n >>> 8) & 0xff;
+  out[at + 9] = n & 0xff;
+  return at + 10;
+}
+
+function headerBytes(n: number): number {
+  return n < 126 ? 2 : n < 0x10000 ? 4 : 10;
+}
+
 /** One unmasked server frame (FIN set) carrying `parts` joined: header and payload in one buffer. */
 export function serverFrame(opcode: number, parts: readonly Uint8Array[]): Uint8Array {
   let n = 0;
   for (const p of parts) n += p.byteLength;
-  const head = n < 126 ? 2 : n < 0x10000 ? 4 : 10;
-  const out = new Uint8Array(head + n);
-  out[0] = 0x80 | opcode;
-  if (n < 126) out[1] = n;
-  else if (n < 0x10000) {
-    out[1] = 126;
-    out[2] = n >> 8;
-    out[3] = n & 0xff;
-  } else {
-    out[1] = 127;
-    // Messages stay far below 2^32 bytes: the high word is zero.
-    out[6] = (n >>> 24) & 0xff;
-    out[7] = (n >>> 16) & 0xff;
-    out[8] = (n >>> 8) & 0xff;
-    out[9] = n & 0xff;
-  }
-  let at = head;
+  const out = new Uint8Array(headerBytes(n) + n);
+  let at = writeFrameHeader(out, 0, opcode, n);
   for (const p of parts) {
     out.set(p, at);
     at += p.byteLength;
   }
   return out;
+}
+
+/**
+ * Bytes waiting to be written to one connection, built in place: frames are written
+ * straight into a buffer the socket keeps from write to write, rather than each into
+ * its own new one (a busy server writes tens of thousands of frames a second, and a
+ * buffer a write holds on to outlives the young generation).
+ */
+export class OutBuffer {
+  #bytes: Uint8Array;
+  #length = 0;
+  readonly #initial: number;
+
+  constructor(capacity: number) {
+    this.#initial = capacity;
+    this.#bytes = new Uint8Array(capacity);
+  }
+
+  get length(): number {
+    return this.#length;
+  }
+
+  /** The bytes written so far (a view: valid until the next write or clear). */
+  view(): Uint8Array {
+    return this.#bytes.subarray(0, this.#length);
+  }
+
+  /** Appends one server frame carrying `parts` joined. */
+  frame(opcode: number, parts: readonly Uint8Array[]): void {
+    let n = 0;
+    for (const p of parts) n += p.byteLength;
+    let at = this.#reserve(headerBytes(n) + n);
+    at = writeFrameHeader(this.#bytes, at, opcode, n);
+    for (const p of parts) {
+      this.#bytes.set(p, at);
+      at += p.byteLength;
+    }
+  }
+
+  /** Appends bytes as they are (a handshake answer, a close frame made elsewhere). */
+  raw(bytes: Uint8Array): void {
+    this.#bytes.set(bytes, this.#reserve(bytes.byteLength));
+  }
+
+  /** Empties it; a buffer one large message grew far is given back (a fresh one is made). */
+  clear(): void {
+    this.#length = 0;
+    if (this.#bytes.byteLength > 8 * this.#initial) this.#bytes = new Uint8Array(this.#initial);
+  }
+
+  /** Makes room for `n` more bytes; returns where they go. */
+  #reserve(n: number): number {
+    const at = this.#length;
+    if (at + n > this.#bytes.byteLength) {
+      const grown = new Uint8Array(Math.max(2 * this.#bytes.byteLength, at + n));
+      grown.set(this.#bytes.subarray(0, at));
+      this.#bytes = grown;
+    }
+    this.#length = at + n;
+    return at;
+  }
 }
 
 /**

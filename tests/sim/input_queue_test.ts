@@ -5,7 +5,7 @@ import { Button, type InputFrame, InputQueue, type InputQueueLimits } from "../.
 const LIMITS: InputQueueLimits = { maxLeadTicks: 10, maxQueued: 4, coastTicks: 3 };
 
 function frame(tick: number, extra: Partial<InputFrame> = {}): InputFrame {
-  return { tick, moveX: 0, moveY: 0, aim: 0, buttons: 0, ...extra };
+  return { tick, moveX: 0, moveY: 0, aim: 0, buttons: 0, viewLag: 0, ...extra };
 }
 
 Deno.test("offer() queues a well-formed frame for the current tick or a little ahead", () => {
@@ -188,4 +188,27 @@ Deno.test("offer() refuses a frame whose view lag is not a whole number of ticks
   assert.equal(q.offer(frame(1, { viewLag: -1 }), 1), "invalid");
   assert.equal(q.offer(frame(1, { viewLag: 2.5 }), 1), "invalid");
   assert.equal(q.offer(frame(1, { viewLag: 30 }), 1), "queued");
+});
+
+Deno.test("offer() keeps a copy: the caller's frame object can change after", () => {
+  const q = new InputQueue(LIMITS);
+  const f = { ...frame(5), moveX: 30 };
+  q.offer(f, 5);
+  f.moveX = -30;
+  assert.equal(q.take(5).moveX, 30);
+});
+
+Deno.test("frames stay in tick order while the queue wraps around its slots many times", () => {
+  const q = new InputQueue(LIMITS);
+  // Pairs arrive swapped (t+1 before t) and the queue runs near full, past its slot count.
+  for (let t = 0; t < 40; t += 2) {
+    assert.equal(q.offer(frame(t + 1, { moveX: t + 1 }), t), "queued");
+    assert.equal(q.offer(frame(t, { moveX: t }), t), "queued");
+    assert.equal(q.size, 2);
+    assert.equal(q.take(t).moveX, t);
+    assert.equal(q.take(t + 1).moveX, t + 1);
+  }
+  for (const t of [43, 41, 42, 40]) q.offer(frame(t, { moveX: t }), 40);
+  assert.equal(q.size, LIMITS.maxQueued);
+  assert.deepEqual([40, 41, 42, 43].map((t) => q.take(t).moveX), [40, 41, 42, 43]);
 });

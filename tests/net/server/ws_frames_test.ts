@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   ClientMessageReader,
   handshakeAccept,
+  OutBuffer,
   serverFrame,
   WsOp,
 } from "../../../net/server/ws_frames.ts";
@@ -116,4 +117,25 @@ Deno.test("server frames use the shortest length form and carry the payload unma
     assert.equal(length, n);
     assert.deepEqual(frame.subarray(head), payload);
   }
+});
+
+Deno.test("an output buffer holds the same frames back to back, however far it must grow", () => {
+  const out = new OutBuffer(16);
+  const sizes = [3, 0, 200, 70_000, 9];
+  const expected: Uint8Array[] = [];
+  for (const [k, n] of sizes.entries()) {
+    // A frame of two parts reads as one message of them joined.
+    const a = bytes(n >> 1, k + 3);
+    const b = bytes(n - (n >> 1), k + 5);
+    out.frame(WsOp.Binary, [a, b]);
+    expected.push(serverFrame(WsOp.Binary, [a, b]));
+  }
+  out.raw(Uint8Array.of(0x88, 0));
+  expected.push(Uint8Array.of(0x88, 0));
+  assert.deepEqual(out.view(), concat(...expected));
+  // Emptied for the next write: what follows starts at its first byte.
+  out.clear();
+  assert.equal(out.length, 0);
+  out.frame(WsOp.Pong, [bytes(5, 7)]);
+  assert.deepEqual(out.view(), serverFrame(WsOp.Pong, [bytes(5, 7)]));
 });
