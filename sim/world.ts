@@ -147,6 +147,8 @@ export class SimWorld {
   readonly #history: ViewHistory | undefined;
   /** How old each player's picture was on their last frame, in ticks. */
   readonly #viewLag = new Map<number, number>();
+  /** The ships enemy shots can hit this tick (reused: filled by each step). */
+  readonly #targets: PlayerState[] = [];
   /** What each player saw this tick, once asked (undefined: the truth). */
   readonly #seen = new Map<number, Map<number, SeenEnemy> | undefined>();
 
@@ -572,19 +574,35 @@ export class SimWorld {
     return dealt;
   }
 
+  /**
+   * Enemy shots against ships: one pass over the bullets, each tested against the ships
+   * that can be hit (at most a crew's few), rather than a pass over every bullet per ship.
+   * A ship takes one hit a tick (its i-frames start): the rest of the pattern passes
+   * through; a near miss before that counts as a graze.
+   */
   #resolveEnemyShots(): void {
+    const targets = this.#targets;
+    targets.length = 0;
+    for (const p of this.players.values()) {
+      if (p.status === "active" && !p.away && p.iframeTicks <= 0) targets.push(p);
+    }
+    if (targets.length === 0) return;
     const pool = this.bullets;
+    const { x, y, radius, team } = pool;
     const pr = this.def.player.radiusPx;
     const band = this.def.player.grazeBandPx;
-    for (const p of this.players.values()) {
-      if (p.status !== "active" || p.away || p.iframeTicks > 0) continue;
-      for (let i = pool.count - 1; i >= 0; i--) {
-        if (pool.team[i] !== Team.Enemy) continue;
-        const dx = pool.x[i] - p.x;
-        const dy = pool.y[i] - p.y;
-        const reach = pool.radius[i] + pr;
+    for (let i = pool.count - 1; i >= 0; i--) {
+      if (team[i] !== Team.Enemy) continue;
+      const bx = x[i];
+      const by = y[i];
+      const reach = radius[i] + pr;
+      const grazeReach2 = (reach + band) ** 2;
+      for (let k = 0; k < targets.length; k++) {
+        const p = targets[k];
+        const dx = bx - p.x;
+        const dy = by - p.y;
         const d2 = dx * dx + dy * dy;
-        if (d2 >= (reach + band) ** 2) continue;
+        if (d2 >= grazeReach2) continue;
         if (d2 >= reach * reach) {
           this.#graze(p, pool.uid[i]);
           continue;
@@ -598,7 +616,11 @@ export class SimWorld {
         });
         this.#hurtPlayer(p, pool.damage[i]);
         pool.remove(i);
-        break; // i-frames now: the rest of the pattern passes through
+        // Its one hit this tick: no further shot tests it.
+        targets[k] = targets[targets.length - 1];
+        targets.pop();
+        if (targets.length === 0) return;
+        break;
       }
     }
   }

@@ -96,6 +96,38 @@ Deno.test("30 overlapping enemy bullets in one tick cost exactly one HP and one 
   assert.equal(p.iframeTicks, PLAYER.iframeTicks);
 });
 
+Deno.test("every ship under a pile takes one hit a tick, even with no i-frames, and near misses graze", () => {
+  // No i-frames: only the one-hit-a-tick rule keeps a pile from costing more than one HP.
+  const world = new SimWorld(testWorld({ player: { ...PLAYER, iframeTicks: 0 } }), { seed: 1 });
+  const a = world.addPlayer(1, "a");
+  const b = world.addPlayer(2, "b");
+  pileOn(world, a, 10);
+  pileOn(world, b, 10, 2_000_000);
+  // One bullet in b's graze band, none near a.
+  const edge = PLAYER.radiusPx + ORB.radiusPx + PLAYER.grazeBandPx / 2;
+  spawnVolley(world.bullets, {
+    birthTick: world.tick,
+    uid0: 3_000_000,
+    team: Team.Enemy,
+    owner: -1,
+    spec: { ...ORB, ttlTicks: 100_000 },
+    speedPxPerS: 0,
+    xs: [quantizePos(b.x + edge)],
+    ys: [quantizePos(b.y)],
+    angles: [0],
+  });
+  for (let t = 1; t <= 3; t++) {
+    const events = world.step(allPress(world));
+    const hits = ofType(events, "playerHit").map((e) => e.playerId).sort();
+    assert.deepEqual(hits, [1, 2], `tick ${t}: one hit each`);
+    assert.equal(a.hp, PLAYER.maxHp - t);
+    assert.equal(b.hp, PLAYER.maxHp - t);
+    assert.equal(enemyBulletCount(world), 21 - 2 * t);
+  }
+  assert.equal(world.stats.get(2)!.grazes, 1, "the near miss counts once");
+  assert.equal(world.stats.get(1)!.grazes, 0);
+});
+
 Deno.test("i-frames let a pile of bullets pass for iframeTicks, then the next one lands", () => {
   const world = new SimWorld(testWorld(), { seed: 1 });
   const p = world.addPlayer(1, "a");
