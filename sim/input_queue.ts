@@ -39,7 +39,7 @@ function copyFrame(to: Slot, from: InputFrame): Slot {
 
 /**
  * Holds one player's pending frames, in tick order, and tracks coasting. The frames
- * live in slots made once (a ring, `maxQueued` long): a frame waits here for several
+ * live in slots made once (a ring of at least `maxQueued`): a frame waits here for several
  * ticks, and a fresh object per frame would outlive the young generation, so that
  * every input a server hears would end up in the old one.
  */
@@ -47,6 +47,7 @@ export class InputQueue {
   readonly #limits: InputQueueLimits;
   /** Ring of slot objects: the queued frames are logical [0, size), from `#head`. */
   readonly #ring: Slot[];
+  readonly #mask: number;
   #head = 0;
   #size = 0;
   /** The last frame applied (what coasting repeats), once there is one. */
@@ -63,7 +64,10 @@ export class InputQueue {
 
   constructor(limits: InputQueueLimits) {
     this.#limits = limits;
-    this.#ring = Array.from({ length: Math.max(1, limits.maxQueued) }, blankFrame);
+    // A power of two long, so a slot's place is a mask, not a division.
+    const length = 2 ** Math.ceil(Math.log2(Math.max(1, limits.maxQueued)));
+    this.#ring = Array.from({ length }, blankFrame);
+    this.#mask = length - 1;
   }
 
   /** Frames waiting for their tick. */
@@ -73,7 +77,7 @@ export class InputQueue {
 
   /** The slot of the k-th queued frame (0: the oldest). */
   #at(k: number): Slot {
-    return this.#ring[(this.#head + k) % this.#ring.length];
+    return this.#ring[(this.#head + k) & this.#mask];
   }
 
   /**
@@ -100,12 +104,12 @@ export class InputQueue {
     if (this.#size >= this.#limits.maxQueued) return "flood";
     // The free slot past the end moves to place i; the later frames move up one.
     const ring = this.#ring;
-    const n = ring.length;
+    const mask = this.#mask;
     const free = this.#at(this.#size);
     for (let k = this.#size; k > i; k--) {
-      ring[(this.#head + k) % n] = ring[(this.#head + k - 1) % n];
+      ring[(this.#head + k) & mask] = ring[(this.#head + k - 1) & mask];
     }
-    ring[(this.#head + i) % n] = copyFrame(free, frame);
+    ring[(this.#head + i) & mask] = copyFrame(free, frame);
     this.#size++;
     return "queued";
   }
@@ -152,7 +156,7 @@ export class InputQueue {
   }
 
   #dropOldest(): void {
-    this.#head = (this.#head + 1) % this.#ring.length;
+    this.#head = (this.#head + 1) & this.#mask;
     this.#size--;
   }
 }

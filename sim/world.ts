@@ -496,10 +496,10 @@ export class SimWorld {
       const y = pool.y[i];
       const r = pool.radius[i];
       const damage = pool.damage[i];
-      const shooter = this.stats.get(pool.owner[i]);
       const boss = this.boss;
       if (boss && bossUp && overlaps(x, y, r, boss.def)) {
         const dealt = boss.hp > 0 ? this.#damageBoss(boss, damage) : 0;
+        const shooter = this.stats.get(pool.owner[i]);
         if (shooter) shooter.damageDealt += dealt;
         this.#emit({
           type: "bulletHit",
@@ -525,6 +525,7 @@ export class SimWorld {
           }
         }
         if (!hit) continue;
+        const shooter = this.stats.get(pool.owner[i]);
         if (shooter) shooter.damageDealt += Math.min(damage, e.hp);
         e.hp -= damage;
         this.#emit({
