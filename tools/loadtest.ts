@@ -226,10 +226,14 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const bots = new BotProcess(pinned ? "1" : undefined);
   const results: StepResult[] = [];
   try {
+    let exited = false;
     server.status.then((s) => {
+      exited = true;
       if (!s.success) console.error(`loadtest: the server exited with ${s.code}`);
     });
     await waitUntil("the server", async () => {
+      // A server that never came up (a bad flag, a taken port) ends the test at once.
+      if (exited) throw new Error("the server exited before it answered");
       try {
         return (await fetch(`${base}/healthz`)).ok;
       } catch {
