@@ -14,9 +14,11 @@
  * A step holds when tick p99 ≤ 8 ms with no late tick over its window. For each
  * phase and step it prints one JSON line: dungeons, players, server CPU ms per
  * tick, tick p50/p99 (the server's last 10 s), late ticks, snapshots/s p5 per
- * client, payload bytes/s down per client, RSS. The last line is the summary,
- * with the largest N that held. Figures depend on the machine and its neighbours:
- * say how busy it was when you quote them.
+ * client, payload bytes/s down per client, RSS, and the share of the machine's CPU
+ * its hypervisor took meanwhile (steal: on a shared host, neighbours slow every figure
+ * down by it and more). The last line is the summary, with the largest N that held.
+ * Figures depend on the machine and its neighbours: say how busy it was when you
+ * quote them.
  */
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
@@ -68,6 +70,8 @@ export interface StepResult {
   snapshotsWithoutBaseline: number;
   /** The machine's 1-minute load average at the end of the window (2 = both cores busy). */
   loadAverage1m: number;
+  /** The share of the machine's CPU the hypervisor took during the window, % (null: unknown). */
+  stealPercent: number | null;
   holds: boolean;
 }
 
@@ -102,6 +106,30 @@ export async function cpuMs(pid: number): Promise<number> {
   const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
   const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return ((Number(fields[11]) + Number(fields[12])) / CLK_TCK) * 1000;
+}
+
+/** The machine's CPU time so far, in ticks: all of it, and what the hypervisor took (steal). */
+export async function machineCpu(): Promise<{ total: number; steal: number } | undefined> {
+  try {
+    const line = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
+    const ticks = line.trim().split(/\s+/).slice(1).map(Number);
+    return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The share of the machine's CPU time the hypervisor took between two readings, in
+ * percent (null where /proc/stat does not say): a virtual machine's neighbours show here,
+ * and every figure measured while it is high is slower than the code.
+ */
+export function stealPercent(
+  before: { total: number; steal: number } | undefined,
+  after: { total: number; steal: number } | undefined,
+): number | null {
+  if (!before || !after || after.total <= before.total) return null;
+  return Math.round((1000 * (after.steal - before.steal)) / (after.total - before.total)) / 10;
 }
 
 async function rssMb(pid: number): Promise<number> {
@@ -247,6 +275,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       await bots.report(); // opens the window
       const before = await serverFigures(base);
       const cpuBefore = await cpuMs(server.pid);
+      const machineBefore = await machineCpu();
       const window = new Promise((r) => setTimeout(r, args.windowS * 1000));
       if (inspect && args.profileDir) {
         const profile = await recordProfile(inspect, { seconds: args.windowS - 1 });
@@ -262,6 +291,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       const bot = await bots.report();
       const after = await serverFigures(base);
       const cpuAfter = await cpuMs(server.pid);
+      const machineAfter = await machineCpu();
       const ticks = Math.max(1, after.ticks - before.ticks);
       const snaps = [...bot.crowdSnapsPerSec, ...bot.dungeonSnapsPerSec];
       const down = phase === "crowd" ? bot.crowdBytesPerSec : bot.dungeonBytesPerSec;
@@ -289,6 +319,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         botLoopWorstGapMs: bot.botLoopWorstGapMs,
         snapshotsWithoutBaseline: bot.snapshotsWithoutBaseline ?? 0,
         loadAverage1m: Deno.loadavg()[0],
+        stealPercent: stealPercent(machineBefore, machineAfter),
         holds: after.p99Ms <= P99_LIMIT_MS && after.late - before.late === 0,
       };
       console.log(JSON.stringify(r));
