@@ -14,17 +14,33 @@ export const MOVE_UNITS = 100;
  * through here, so no frame can buy more than full speed.
  */
 export function sanitizeMove(moveX: number, moveY: number): { x: number; y: number } {
+  return sanitizeInto(moveX, moveY, { x: 0, y: 0 });
+}
+
+/** sanitizeMove() into `out` (movePlayer's own, reused: every ship moves every tick). */
+function sanitizeInto(
+  moveX: number,
+  moveY: number,
+  out: { x: number; y: number },
+): { x: number; y: number } {
   let x = clamp(moveX, -MOVE_UNITS, MOVE_UNITS) / MOVE_UNITS;
   let y = clamp(moveY, -MOVE_UNITS, MOVE_UNITS) / MOVE_UNITS;
-  if (!Number.isFinite(x) || !Number.isFinite(y)) return { x: 0, y: 0 };
+  if (!Number.isFinite(x) || !Number.isFinite(y)) {
+    x = 0;
+    y = 0;
+  }
   const len2 = x * x + y * y;
   if (len2 > 1) {
     const len = Math.sqrt(len2);
     x /= len;
     y /= len;
   }
-  return { x, y };
+  out.x = x;
+  out.y = y;
+  return out;
 }
+
+const MOVE = { x: 0, y: 0 };
 
 /**
  * Moves a ship one tick by the move vector (at focus speed while Focus is held), then
@@ -35,7 +51,7 @@ export function movePlayer(
   move: { moveX: number; moveY: number; buttons?: number },
   opts: { arena: ArenaDef; tuning: PlayerTuning },
 ): void {
-  const v = sanitizeMove(move.moveX, move.moveY);
+  const v = sanitizeInto(move.moveX, move.moveY, MOVE);
   const focused = ((move.buttons ?? 0) & Button.Focus) !== 0;
   const stepPx = (focused ? opts.tuning.focusSpeedPxPerS : opts.tuning.speedPxPerS) * TICK_S;
   const r = opts.tuning.radiusPx;

@@ -22,10 +22,12 @@ import { type SeenEnemy, ViewHistory } from "./player_view.ts";
 import { Rng } from "./rng.ts";
 import { TICK_HZ } from "./time.ts";
 import {
+  type ArenaDef,
   type BossDef,
   Button,
   type EnemyDef,
   type InputFrame,
+  type PlayerTuning,
   Team,
   type WorldDef,
 } from "./types.ts";
@@ -147,6 +149,8 @@ export class SimWorld {
   readonly #history: ViewHistory | undefined;
   /** How old each player's picture was on their last frame, in ticks. */
   readonly #viewLag = new Map<number, number>();
+  /** What movePlayer() needs of this world, made once rather than per ship per tick. */
+  readonly #moveOpts: { arena: ArenaDef; tuning: PlayerTuning };
   /** The ships enemy shots can hit this tick (reused: filled by each step). */
   readonly #targets: PlayerState[] = [];
   /** What each player saw this tick, once asked (undefined: the truth). */
@@ -154,6 +158,7 @@ export class SimWorld {
 
   constructor(def: WorldDef, opts: WorldOptions) {
     this.def = def;
+    this.#moveOpts = { arena: def.arena, tuning: def.player };
     this.rng = new Rng(opts.seed);
     this.tick = opts.startTick ?? 0;
     this.stage = def.kind === "hub" ? "hub" : "waves";
@@ -314,7 +319,7 @@ export class SimWorld {
   #stepPlayer(p: PlayerState, input: InputFrame): void {
     if (p.status !== "active" || p.away) return;
     const tuning = this.def.player;
-    movePlayer(p, input, { arena: this.def.arena, tuning });
+    movePlayer(p, input, this.#moveOpts);
     p.aim = input.aim;
     p.buttons = input.buttons;
     if (p.iframeTicks > 0) p.iframeTicks--;
