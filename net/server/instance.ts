@@ -44,6 +44,8 @@ import {
   playerUnits,
   SnapshotHistory,
   type SnapshotUnits,
+  sortRows,
+  unitsFromOwnRows,
   unitsFromRows,
 } from "../wire/snapshot_delta.ts";
 import {
@@ -110,6 +112,8 @@ export class Instance {
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
   readonly #inputs = new Map<number, InputFrame>();
+  /** In a crowd, where each ship sits in this tick's list of ships (kept, not remade). */
+  readonly #crowdAt = new Map<number, number>();
   /**
    * Which tick of each snapshot interval carries this instance's snapshots and events:
    * the server's tick count modulo TICKS_PER_SNAPSHOT. The server spreads its instances
@@ -235,6 +239,7 @@ export class Instance {
   leave(playerId: number): void {
     if (!this.#members.delete(playerId)) return;
     this.#inputs.delete(playerId);
+    this.#crowdAt.delete(playerId);
     this.world.removePlayer(playerId);
     this.#pendingEvents.push({ type: "playerLeft", playerId });
     for (let i = this.#scheduled.length - 1; i >= 0; i--) {
@@ -488,7 +493,10 @@ export class Instance {
         escape: Math.min(255, Math.round((p.escapeTicks / world.def.player.escapeTicks) * 255)),
       });
       rows.push(row);
-      if (crowded) players.push({ id: p.id, x: p.x, y: p.y, row });
+      if (crowded) {
+        this.#crowdAt.set(p.id, players.length);
+        players.push({ id: p.id, x: p.x, y: p.y, row });
+      }
     }
     // Every row is in wire units once per tick, however many members get it.
     const enemies = world.enemies.map((e) =>
@@ -506,9 +514,10 @@ export class Instance {
       : null;
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
     const everyone = crowded ? undefined : unitsFromRows({ ...shared, players: rows });
-    // A crowd's members all ask for their nearest on the same tick: one index for them all.
+    // A crowd's members all ask for their nearest on the same tick: one index for them all,
+    // and the enemies in id order once for every member's snapshot.
     const index = crowded ? new NearestIndex(players) : undefined;
-    const indexOf = crowded ? new Map(players.map((p, i) => [p.id, i])) : undefined;
+    if (crowded) sortRows(enemies);
     const slot = tick % TICKS_PER_SNAPSHOT;
     // Each member gets the changes since a snapshot it holds: the last one sent on an
     // ordered stream, the newest it acknowledged over datagrams (lost ones never are).
@@ -518,11 +527,17 @@ export class Instance {
       let units = everyone;
       if (!units) {
         if (m.slot !== slot) continue;
-        const at = indexOf!.get(m.peer.playerId);
-        const near = at === undefined
-          ? nearestPlayers(players, { self: undefined, max: INTEREST_PLAYERS })
-          : index!.nearest(at, INTEREST_PLAYERS);
-        units = unitsFromRows({ ...shared, players: near.map((p) => p.row) });
+        const at = this.#crowdAt.get(m.peer.playerId);
+        let near: number[][];
+        if (at === undefined || players[at]?.id !== m.peer.playerId) {
+          near = nearestPlayers(players, { self: undefined, max: INTEREST_PLAYERS })
+            .map((p) => p.row);
+        } else {
+          const found = index!.nearestIndices(at, INTEREST_PLAYERS);
+          near = new Array(found.length);
+          for (let k = 0; k < found.length; k++) near[k] = players[found[k]].row;
+        }
+        units = unitsFromOwnRows({ ...shared, players: near });
       }
       const acked = m.peer.datagrams || (m.peer.consumeResync?.() ?? false);
       const base = acked ? m.sent.get(m.peer.snapshotAck ?? -1) : m.sent.newest;

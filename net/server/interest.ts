@@ -47,18 +47,24 @@ export function nearestPlayers<T extends Positioned>(
  * The same selection as `nearestPlayers`, for many members of one crowd on one tick:
  * the players sorted by x once, then each query walks outwards from its own x and
  * stops where the x gap alone is farther than the `max`-th nearest so far. The result,
- * ties included (the earlier in `players` wins), is exactly `nearestPlayers`'s.
+ * ties included (the earlier in `players` wins), is exactly `nearestPlayers`'s. A
+ * query allocates nothing (`nearestIndices`): a crowd asks it 200 times a tick.
  */
 export class NearestIndex<T extends Positioned> {
   readonly #players: readonly T[];
   /** Indices into `players`, by x (then by index). */
-  readonly #byX: number[];
+  readonly #byX: Int32Array;
   /** Where each player (by index) sits in `#byX`. */
   readonly #rank: Int32Array;
+  /** A query's best so far, nearest first: distance², index (self first in `#out`). */
+  #dist = new Float64Array(0);
+  #idx = new Int32Array(0);
+  #out = new Int32Array(0);
 
   constructor(players: readonly T[]) {
     this.#players = players;
-    this.#byX = players.map((_, i) => i).sort((a, b) => players[a].x - players[b].x || a - b);
+    const order = players.map((_, i) => i).sort((a, b) => players[a].x - players[b].x || a - b);
+    this.#byX = Int32Array.from(order);
     this.#rank = new Int32Array(players.length);
     this.#byX.forEach((i, r) => this.#rank[i] = r);
   }
@@ -67,20 +73,51 @@ export class NearestIndex<T extends Positioned> {
   nearest(selfIndex: number, max: number): T[] {
     const players = this.#players;
     if (players.length <= max) return [...players];
+    return Array.from(this.nearestIndices(selfIndex, max), (i) => players[i]);
+  }
+
+  /**
+   * The indices (into `players`) of `nearest(selfIndex, max)`'s answer, in its order
+   * (a view into the index's own buffer: read it before the next query).
+   */
+  nearestIndices(selfIndex: number, max: number): Int32Array {
+    const players = this.#players;
+    const n = players.length;
+    if (this.#out.length < max) {
+      this.#dist = new Float64Array(max);
+      this.#idx = new Int32Array(max);
+      this.#out = new Int32Array(max);
+    }
+    const out = this.#out;
+    if (n <= max) {
+      for (let i = 0; i < n; i++) out[i] = i;
+      return out.subarray(0, n);
+    }
     const self = players[selfIndex];
     const byX = this.#byX;
-    // The best so far, nearest first: (distance², index) pairs, ties to the lower index.
-    const dist: number[] = [];
-    const idx: number[] = [];
+    const dist = this.#dist;
+    const idx = this.#idx;
     const keep = max - 1;
-    const offer = (i: number) => {
+    let kept = 0;
+    const r = this.#rank[selfIndex];
+    let lo = r - 1;
+    let hi = r + 1;
+    while (lo >= 0 || hi < n) {
+      const worst = kept === keep ? dist[keep - 1] : Infinity;
+      const gapLo = lo >= 0 ? self.x - players[byX[lo]].x : Infinity;
+      const gapHi = hi < n ? players[byX[hi]].x - self.x : Infinity;
+      // Nothing farther out along x can beat the worst kept (a tie may, by index: go on).
+      if (gapLo * gapLo > worst && gapHi * gapHi > worst) break;
+      const i = gapLo <= gapHi ? byX[lo--] : byX[hi++];
+      // Offer player i to the sorted best-so-far (ties to the lower index).
       const p = players[i];
       const dx = p.x - self.x;
       const dy = p.y - self.y;
       const d = dx * dx + dy * dy;
-      const n = dist.length;
-      if (n === keep && (d > dist[n - 1] || (d === dist[n - 1] && i > idx[n - 1]))) return;
-      let at = n === keep ? n - 1 : n;
+      if (kept === keep && (d > dist[kept - 1] || (d === dist[kept - 1] && i > idx[kept - 1]))) {
+        continue;
+      }
+      let at = kept === keep ? kept - 1 : kept;
       while (at > 0 && (dist[at - 1] > d || (dist[at - 1] === d && idx[at - 1] > i))) {
         if (at < keep) {
           dist[at] = dist[at - 1];
@@ -90,21 +127,10 @@ export class NearestIndex<T extends Positioned> {
       }
       dist[at] = d;
       idx[at] = i;
-    };
-    const r = this.#rank[selfIndex];
-    let lo = r - 1;
-    let hi = r + 1;
-    while (lo >= 0 || hi < byX.length) {
-      const worst = dist.length === keep ? dist[keep - 1] : Infinity;
-      const gapLo = lo >= 0 ? self.x - players[byX[lo]].x : Infinity;
-      const gapHi = hi < byX.length ? players[byX[hi]].x - self.x : Infinity;
-      // Nothing farther out along x can beat the worst kept (a tie may, by index: go on).
-      if (gapLo * gapLo > worst && gapHi * gapHi > worst) break;
-      if (gapLo <= gapHi) offer(byX[lo--]);
-      else offer(byX[hi++]);
+      if (kept < keep) kept++;
     }
-    const out: T[] = [self];
-    for (const i of idx) out.push(players[i]);
-    return out;
+    out[0] = selfIndex;
+    for (let k = 0; k < kept; k++) out[k + 1] = idx[k];
+    return out.subarray(0, kept + 1);
   }
 }

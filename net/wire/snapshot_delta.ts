@@ -74,6 +74,11 @@ function rowUnits<T extends RecordTable>(
 
 const byId = (a: readonly number[], b: readonly number[]) => a[0] - b[0];
 
+/** Puts wire rows in id order, in place (the order snapshots hold them in). */
+export function sortRows<T extends readonly number[]>(rows: T[]): T[] {
+  return rows.sort(byId);
+}
+
 /** One player's snapshot row in wire units (the server rounds here, once). */
 export function playerUnits(p: PlayerSnap): number[] {
   return rowUnits(PLAYER_SNAP, { names: PLAYER_NAMES, what: PLAYER_WHAT, rec: p });
@@ -110,6 +115,31 @@ export function unitsFromRows(
     wave: s.wave,
     players: [...s.players].sort(byId),
     enemies: [...s.enemies].sort(byId),
+    boss: s.boss,
+  };
+}
+
+/**
+ * `unitsFromRows` for a players list made for this one snapshot (a crowd member's
+ * nearest ships): that list is sorted in place and kept, not copied. `enemies` must be
+ * in id order already (an instance sorts its list once a tick for all its members).
+ */
+export function unitsFromOwnRows(
+  s: {
+    tick: number;
+    stage: number;
+    wave: number;
+    players: number[][];
+    enemies: readonly (readonly number[])[];
+    boss: readonly number[] | null;
+  },
+): SnapshotUnits {
+  return {
+    tick: s.tick,
+    stage: s.stage,
+    wave: s.wave,
+    players: sortRows(s.players),
+    enemies: s.enemies,
     boss: s.boss,
   };
 }
