@@ -269,9 +269,9 @@ export class Instance {
     const tick = world.tick;
     // Every member's entry is overwritten (one who left was deleted): no clear(), which
     // would give the map a new table every tick.
-    for (const [id, m] of this.#members) {
-      this.#inputs.set(id, m.queue.take(tick));
-      this.#parkIfSilent(id, m, tick);
+    for (const m of this.#members.values()) {
+      this.#inputs.set(m.peer.playerId, m.queue.take(tick));
+      this.#parkIfSilent(m.peer.playerId, m, tick);
     }
     const events = world.step(this.#inputs);
     const orders = this.#collect(tick, events);

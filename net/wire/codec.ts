@@ -400,7 +400,7 @@ export function encodeSnapshot(
   if (msg.epoch !== undefined) fields.push(msg.epoch);
   // The hottest message there is (one per recipient, 20 a second): written by hand, the
   // very bytes cbor-x writes (tests/net/wire/codec_test.ts compares them), in one buffer.
-  return packSnapshotCbor(fields) ?? enc.encodeValue(fields);
+  return packPlainCbor(fields) ?? enc.encodeValue(fields);
 }
 
 /** Bytes of a CBOR head for an argument (undefined: too large for this path). */
@@ -434,35 +434,55 @@ function writeCborHead(out: Uint8Array, opts: { at: number; major: number; n: nu
   return at + 5;
 }
 
+/** What the hand-written CBOR path takes: integers, byte strings, and arrays of them. */
+type PlainCbor = number | Uint8Array | readonly PlainCbor[];
+
+/** Bytes `v` takes as CBOR, or undefined when it holds anything but PlainCbor within range. */
+function plainCborSize(v: unknown): number | undefined {
+  if (typeof v === "number") {
+    if (!Number.isInteger(v)) return undefined;
+    return cborHeadBytes(v < 0 ? -1 - v : v);
+  }
+  if (v instanceof Uint8Array) {
+    const head = cborHeadBytes(v.byteLength);
+    return head === undefined ? undefined : head + v.byteLength;
+  }
+  if (!Array.isArray(v)) return undefined;
+  let size = cborHeadBytes(v.length);
+  if (size === undefined) return undefined;
+  for (const item of v) {
+    const n = plainCborSize(item);
+    if (n === undefined) return undefined;
+    size += n;
+  }
+  return size;
+}
+
+function writePlainCbor(out: Uint8Array, at: number, v: PlainCbor): number {
+  if (typeof v === "number") {
+    return writeCborHead(out, v < 0 ? { at, major: 1, n: -1 - v } : { at, major: 0, n: v });
+  }
+  if (v instanceof Uint8Array) {
+    at = writeCborHead(out, { at, major: 2, n: v.byteLength });
+    out.set(v, at);
+    return at + v.byteLength;
+  }
+  at = writeCborHead(out, { at, major: 4, n: v.length });
+  for (const item of v) at = writePlainCbor(out, at, item);
+  return at;
+}
+
 /**
- * A CBOR array of integers and byte strings, or undefined when a value is not an
- * integer within ±2³² (cbor-x then writes it its own way).
+ * Integers, byte strings and arrays of them, as CBOR in one buffer: the very bytes
+ * cbor-x writes (tests/net/wire/codec_test.ts compares them), without its encoder's
+ * buffer management. Undefined when the value holds anything else (text, a fraction,
+ * an integer beyond ±2³²): cbor-x then writes it its own way.
  */
-function packSnapshotCbor(fields: readonly (number | Uint8Array)[]): Uint8Array | undefined {
-  let size = 1;
-  for (const v of fields) {
-    if (typeof v === "number") {
-      if (!Number.isInteger(v)) return undefined;
-      const head = cborHeadBytes(v < 0 ? -1 - v : v);
-      if (head === undefined) return undefined;
-      size += head;
-    } else {
-      const head = cborHeadBytes(v.byteLength);
-      if (head === undefined) return undefined;
-      size += head + v.byteLength;
-    }
-  }
+function packPlainCbor(value: unknown): Uint8Array | undefined {
+  const size = plainCborSize(value);
+  if (size === undefined) return undefined;
   const out = new Uint8Array(size);
-  let at = writeCborHead(out, { at: 0, major: 4, n: fields.length });
-  for (const v of fields) {
-    if (typeof v === "number") {
-      at = writeCborHead(out, v < 0 ? { at, major: 1, n: -1 - v } : { at, major: 0, n: v });
-    } else {
-      at = writeCborHead(out, { at, major: 2, n: v.byteLength });
-      out.set(v, at);
-      at += v.byteLength;
-    }
-  }
+  writePlainCbor(out, 0, value as PlainCbor);
   return out;
 }
 
@@ -498,14 +518,17 @@ export function encodeServerMessage(
       ]);
     case ServerKind.Snapshot:
       return encodeSnapshot(enc, msg);
-    case ServerKind.Events:
-      return enc.encodeValue([
+    case ServerKind.Events: {
+      // Every dungeon's every batch: written by hand unless an event carries text.
+      const fields = [
         msg.kind,
         msg.tick,
         encodeVolleys(msg.volleys, msg.tick, opts.volleys),
         packHits(msg.hits),
         msg.events.map(encodeEvent),
-      ]);
+      ];
+      return packPlainCbor(fields) ?? enc.encodeValue(fields);
+    }
     case ServerKind.Pong:
       return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick, msg.heldMs]);
     case ServerKind.Transfer:

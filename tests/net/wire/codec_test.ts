@@ -1,6 +1,6 @@
 /** Round trips for every message kind, and the decoder's refusals. */
 import assert from "node:assert/strict";
-import { Encoder } from "cbor-x";
+import { Decoder, Encoder } from "cbor-x";
 import { NEEDLE, ORB, PLAYER, SPIRAL, WALL_BLOCK } from "../../../content/mod.ts";
 import {
   CodecError,
@@ -422,6 +422,55 @@ Deno.test("small events decode to typed objects and refuse a wrong shape, range 
       }),
     /Cannot encode playerHit hp: -1 is not an integer in \[0, 255\]/,
   );
+});
+
+Deno.test("an Events batch written by hand is byte for byte what cbor-x writes, at every size", () => {
+  const cbor = new Encoder({ useRecords: false, tagUint8Array: false, variableMapSize: true });
+  const plain = new Decoder({ useRecords: false });
+  const rng = new Rng(9);
+  const edges = [0, 1, 23, 24, 255, 256, 65535, 65536, 0xffffffff];
+  const edge = (max: number) => Math.min(max, edges[Math.floor(rng.next() * edges.length)]);
+  // Counts that cross the CBOR head boundaries of the event list and of the packed hits.
+  for (const count of [0, 1, 23, 24, 25, 255, 256, 300]) {
+    const events = Array.from(
+      { length: count },
+      (_, i) =>
+        i % 3 === 0
+          ? { type: "graze" as const, playerId: edge(65535), total: edge(0xffffffff) }
+          : i % 3 === 1
+          ? { type: "bossSpawned" as const, bossId: edge(255), maxHp: edge(0xffffffff), tick: i }
+          : { type: "playerHit" as const, playerId: edge(65535), hp: edge(255) },
+    );
+    const hits = Array.from({ length: count }, (_, i) => ({
+      uid: 100_000 + 3 * i,
+      target: i % 3,
+      targetId: edge(65535),
+      damage: 1,
+    }));
+    for (const withText of [false, true]) {
+      const tick = edge(0xffffffff - 1);
+      const msg: ServerMessage = {
+        kind: ServerKind.Events,
+        tick,
+        volleys: count > 0
+          ? [volley({ birthTick: tick, uid0: 7, xs: [1], ys: [2], angles: [3] })]
+          : [],
+        hits,
+        // Text goes through cbor-x itself: the same bytes either way.
+        events: withText ? [...events, { type: "playerJoined", playerId: 1, name: "Zoë" }] : events,
+      };
+      const bytes = encodeServerMessage(enc, msg);
+      assert.deepEqual(
+        [...bytes],
+        [...cbor.encode(plain.decode(bytes))],
+        `${count} events${withText ? " and a name" : ""}`,
+      );
+      const back = decodeServerMessage(dec(), bytes);
+      assert.ok(back.kind === ServerKind.Events);
+      assert.deepEqual(back.events, msg.events);
+      assert.equal(back.hits.length, count);
+    }
+  }
 });
 
 Deno.test("a snapshot written by hand is byte for byte what cbor-x writes, and decodes the same", () => {
