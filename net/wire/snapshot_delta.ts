@@ -125,23 +125,9 @@ export function unitsFromRows(
  * in id order already (an instance sorts its list once a tick for all its members).
  */
 export function unitsFromOwnRows(
-  s: {
-    tick: number;
-    stage: number;
-    wave: number;
-    players: number[][];
-    enemies: readonly (readonly number[])[];
-    boss: readonly number[] | null;
-  },
+  s: Omit<SnapshotUnits, "players"> & { players: number[][] },
 ): SnapshotUnits {
-  return {
-    tick: s.tick,
-    stage: s.stage,
-    wave: s.wave,
-    players: sortRows(s.players),
-    enemies: s.enemies,
-    boss: s.boss,
-  };
+  return { ...s, players: sortRows(s.players) };
 }
 
 /**
