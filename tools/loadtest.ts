@@ -36,14 +36,16 @@ interface Args {
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const get = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+  // Everything after the first "=": a value may hold more (`--server-v8=--flag=1`).
+  const get = (name: string) =>
+    argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   return {
     crowd: Number(get("crowd") ?? 200),
     steps: (get("steps") ?? "10,25,50,100,150,200,250,300").split(",").map(Number),
     windowS: Number(get("window") ?? 10),
     lean: (get("bots") ?? "lean") !== "full",
     profileDir: get("profile"),
-    serverV8: argv.find((a) => a.startsWith("--server-v8="))?.slice("--server-v8=".length),
+    serverV8: get("server-v8"),
   };
 }
 
@@ -109,7 +111,7 @@ export async function cpuMs(pid: number): Promise<number> {
 }
 
 /** The machine's CPU time so far, in ticks: all of it, and what the hypervisor took (steal). */
-export async function machineCpu(): Promise<{ total: number; steal: number } | undefined> {
+async function machineCpu(): Promise<{ total: number; steal: number } | undefined> {
   try {
     const line = (await Deno.readTextFile("/proc/stat")).split("\n")[0];
     const ticks = line.trim().split(/\s+/).slice(1).map(Number);
@@ -124,7 +126,7 @@ export async function machineCpu(): Promise<{ total: number; steal: number } | u
  * percent (null where /proc/stat does not say): a virtual machine's neighbours show here,
  * and every figure measured while it is high is slower than the code.
  */
-export function stealPercent(
+function stealPercent(
   before: { total: number; steal: number } | undefined,
   after: { total: number; steal: number } | undefined,
 ): number | null {

@@ -96,8 +96,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     if (this.#readyState !== CONNECTING) throw new TypeError("socket already accepted");
     const key = handshakeAccept(this.#headers);
     this.#readyState = OPEN;
-    this.#pending.raw(switchingProtocols(key));
-    this.#startWriting();
+    this.#push(switchingProtocols(key));
     return this;
   }
 
@@ -107,15 +106,13 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   send(data: Uint8Array): void {
     if (this.#readyState !== OPEN) return;
-    this.#pending.frame(WsOp.Binary, [data]);
-    this.#startWriting();
+    this.#pushFrame(WsOp.Binary, [data]);
   }
 
   /** One binary message of these parts joined, built in one buffer with its header. */
   sendParts(parts: readonly Uint8Array[]): void {
     if (this.#readyState !== OPEN) return;
-    this.#pending.frame(WsOp.Binary, parts);
-    this.#startWriting();
+    this.#pushFrame(WsOp.Binary, parts);
   }
 
   /** Sends a close frame; the connection ends when the client answers (or after a wait). */
@@ -141,10 +138,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
           if (this.#readyState === OPEN) this.#text(e.data);
           break;
         case "ping":
-          if (this.#readyState === OPEN) {
-            this.#pending.frame(WsOp.Pong, [e.data]);
-            this.#startWriting();
-          }
+          if (this.#readyState === OPEN) this.#pushFrame(WsOp.Pong, [e.data]);
           break;
         case "pong":
           break;
@@ -223,8 +217,15 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     this.#drained = fn;
   }
 
-  #push(frame: Uint8Array): void {
-    this.#pending.raw(frame);
+  /** Queues bytes made elsewhere (the 101, a close frame) as they are. */
+  #push(bytes: Uint8Array): void {
+    this.#pending.raw(bytes);
+    this.#startWriting();
+  }
+
+  /** Queues one frame of `parts` joined, built straight into the pending buffer. */
+  #pushFrame(opcode: number, parts: readonly Uint8Array[]): void {
+    this.#pending.frame(opcode, parts);
     this.#startWriting();
   }
 

@@ -72,7 +72,6 @@ export class NearestIndex<T extends Positioned> {
   /** `nearestPlayers(players, { self: players[selfIndex], max })`, faster. */
   nearest(selfIndex: number, max: number): T[] {
     const players = this.#players;
-    if (players.length <= max) return [...players];
     return Array.from(this.nearestIndices(selfIndex, max), (i) => players[i]);
   }
 

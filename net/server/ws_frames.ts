@@ -83,15 +83,9 @@ function headerBytes(n: number): number {
 
 /** One unmasked server frame (FIN set) carrying `parts` joined: header and payload in one buffer. */
 export function serverFrame(opcode: number, parts: readonly Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.byteLength;
-  const out = new Uint8Array(headerBytes(n) + n);
-  let at = writeFrameHeader(out, 0, opcode, n);
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  const out = new OutBuffer(0);
+  out.frame(opcode, parts);
+  return out.view();
 }
 
 /**
