@@ -22,6 +22,7 @@
  */
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
+import { SERVER_V8_FLAGS } from "../net/server/config.ts";
 
 interface Args {
   readonly crowd: number;
@@ -226,7 +227,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     "run",
     "-A",
     // As `deno task start` and deploy/ run it (docs/NETCODE.md, "Capacity").
-    `--v8-flags=--max-semi-space-size=8${args.serverV8 ? `,${args.serverV8}` : ""}`,
+    `--v8-flags=${SERVER_V8_FLAGS}${args.serverV8 ? `,${args.serverV8}` : ""}`,
     ...(inspect ? [`--inspect=${inspect}`] : []),
     new URL("../main.ts", import.meta.url).pathname,
   ]);
