@@ -25,6 +25,8 @@ const CLOSED = 3;
 const CLOSE_WAIT_MS = 1000;
 /** After a close for cause, how long the close frame gets to leave. */
 const LINGER_MS = 200;
+/** No bytes: the chunk in progress when no write is. */
+const NOTHING: Uint8Array = new Uint8Array(0);
 /** Each of a socket's two output buffers starts this large (a tick's frame is far smaller). */
 const OUT_BYTES = 2048;
 
@@ -52,6 +54,9 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   #spare = new OutBuffer(OUT_BYTES);
   #inFlight = 0;
   #writing = false;
+  /** The bytes being written (a view of the spare buffer), and how many of them have gone. */
+  #chunk: Uint8Array = NOTHING;
+  #written = 0;
   /** Writes begun so far, and whether one is still in progress (the door's stall check). */
   #writes = 0;
   #writePending = false;
@@ -235,38 +240,69 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     // game's, and its sockets are written together right after it, in the same wake-up
     // (as Deno's own WebSocket writes between ticks).
     this.#writing = true;
-    queueMicrotask(() => void this.#pump());
+    queueMicrotask(this.#pump);
   }
 
-  /** Writes what is queued, everything queued meanwhile as one write. */
-  async #pump(): Promise<void> {
-    const conn = this.#wire.conn;
-    while (this.#pending.length > 0 && this.#readyState !== CLOSED) {
-      // What was queued goes out; frames queued meanwhile go into the other buffer.
-      const out = this.#pending;
-      this.#pending = this.#spare;
-      this.#spare = out;
-      const chunk = out.view();
-      this.#inFlight = chunk.byteLength;
-      this.#writes++;
-      this.#writePending = true;
-      try {
-        let at = await conn.write(chunk);
-        while (at < chunk.byteLength) at += await conn.write(chunk.subarray(at));
-      } catch {
-        this.#writePending = false;
-        this.#wire.end();
-        break;
-      }
-      this.#writePending = false;
-      this.#inFlight = 0;
-      out.clear();
+  // The writes go by callbacks made once per socket, not by an async function: one of
+  // those is an object per call, its registers and promise included, and a server writes
+  // to every client twenty times a second.
+
+  /** Starts the next write: what is queued goes out; frames queued meanwhile go into the other buffer. */
+  readonly #pump = (): void => {
+    if (this.#pending.length === 0 || this.#readyState === CLOSED) {
+      this.#writing = false;
+      const then = this.#drained;
+      this.#drained = undefined;
+      if (then && this.#readyState !== CLOSED) void then();
+      return;
     }
+    const out = this.#pending;
+    this.#pending = this.#spare;
+    this.#spare = out;
+    this.#chunk = out.view();
+    this.#written = 0;
+    this.#inFlight = this.#chunk.byteLength;
+    this.#writes++;
+    this.#writePending = true;
+    this.#writeRest();
+  };
+
+  /** Writes what is left of the chunk in progress. */
+  #writeRest(): void {
+    const chunk = this.#written === 0 ? this.#chunk : this.#chunk.subarray(this.#written);
+    let wrote: Promise<number>;
+    try {
+      wrote = this.#wire.conn.write(chunk);
+    } catch {
+      this.#writeFailed();
+      return;
+    }
+    wrote.then(this.#wrote, this.#writeFailed);
+  }
+
+  readonly #wrote = (n: number): void => {
+    this.#written += n;
+    if (this.#written < this.#chunk.byteLength) {
+      this.#writeRest();
+      return;
+    }
+    this.#writePending = false;
+    this.#inFlight = 0;
+    this.#chunk = NOTHING;
+    // The buffer just written (the other one took the frames queued meanwhile).
+    this.#spare.clear();
+    this.#pump();
+  };
+
+  readonly #writeFailed = (): void => {
+    this.#writePending = false;
+    this.#chunk = NOTHING;
+    this.#wire.end();
     this.#writing = false;
     const then = this.#drained;
     this.#drained = undefined;
-    if (then && this.#readyState !== CLOSED) await then();
-  }
+    if (then && this.#readyState !== CLOSED) void then();
+  };
 }
 
 /** A close frame with no status code (the answer to a close that carried none). */
