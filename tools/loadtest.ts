@@ -28,6 +28,13 @@ interface Args {
   readonly crowd: number;
   readonly steps: readonly number[];
   readonly windowS: number;
+  /**
+   * Seconds the load runs before each window. A new load keeps V8's compiler busy for
+   * tens of seconds (functions reach optimisation, deoptimise on a case not seen before,
+   * are compiled again), on the thread that shares the server's core: a server in
+   * service is past that, so a window measures after it.
+   */
+  readonly settleS: number;
   /** Lean bots (tools/lean_bot.ts: the same wire, 800 on a core) or full ClientRuntimes. */
   readonly lean: boolean;
   /** Where to write a CPU profile of the server for each window (its top functions go to stderr). */
@@ -44,6 +51,7 @@ function parseArgs(argv: readonly string[]): Args {
     crowd: Number(get("crowd") ?? 200),
     steps: (get("steps") ?? "10,25,50,100,150,200,250,300").split(",").map(Number),
     windowS: Number(get("window") ?? 10),
+    settleS: Number(get("settle") ?? 30),
     lean: (get("bots") ?? "lean") !== "full",
     profileDir: get("profile"),
     serverV8: get("server-v8"),
@@ -275,6 +283,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     await bots.report(); // starts the bots' first window
 
     const measure = async (phase: StepResult["phase"]): Promise<StepResult> => {
+      await new Promise((r) => setTimeout(r, args.settleS * 1000));
       await bots.report(); // opens the window
       const before = await serverFigures(base);
       const cpuBefore = await cpuMs(server.pid);
@@ -337,7 +346,6 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         async () => (await bots.report()).inHub >= args.crowd,
         60_000,
       );
-      await new Promise((r) => setTimeout(r, 3000));
       await measure("crowd");
     }
     let added = 0;
