@@ -12,8 +12,8 @@ import { parseSecret, randomId } from "./tokens.ts";
  * The V8 flags every launch of the server carries (`deno task start`, deploy/'s
  * Dockerfile and systemd units, the load test; tests/net/server/v8_flags_test.ts holds
  * them to this), measured in docs/NETCODE.md ("Capacity"):
- * - an 8 MB young generation: a scavenge's pause is what survives it, on the tick that
- *   triggered it (Deno's default lets it grow to 32 MB);
+ * - an 8 MB young generation: a scavenge's pause is what survives it, and Deno's default
+ *   lets it grow to 32 MB;
  * - no allocation-site pretenuring: V8 had decided that the objects a tick and a socket
  *   read make (events, audit steps) live long, and put them straight into the old
  *   generation, where they are garbage for a full collection to find. They die young.
