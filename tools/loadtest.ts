@@ -14,12 +14,12 @@
  * Each window (--window, 10 s) opens once its load has run --settle seconds (30: V8's
  * compiler is busy for about that long after a new load appears, which a server in
  * service is past). A step holds when tick p99 ≤ 8 ms with no late tick over its
- * window. For each phase and step it prints one JSON line: dungeons, players, server CPU ms
- * per tick (and its V8 worker threads' part), tick p50/p99 (the server's last 10 s), late
- * ticks, snapshots/s p5 per
- * client, payload bytes/s down per client, RSS, and the share of the machine's CPU
- * its hypervisor took meanwhile (steal: on a shared host, neighbours slow every figure
- * down by it and more). The last line is the summary, with the largest N that held.
+ * window. For each phase and step it prints one JSON line: dungeons, players, server CPU
+ * ms per tick (and its V8 worker threads' part), tick p50/p99 (the server's last 10 s),
+ * late ticks, snapshots/s p5 per client, payload bytes/s down per client, RSS, and the
+ * share of the machine's CPU its hypervisor took meanwhile (steal: on a shared host,
+ * neighbours slow every figure down by it and more). The last line is the summary, with
+ * the largest N that held.
  * Figures depend on the machine and its neighbours: say how busy it was when you
  * quote them.
  */

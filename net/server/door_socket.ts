@@ -250,10 +250,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
   /** Starts the next write: what is queued goes out; frames queued meanwhile go into the other buffer. */
   readonly #pump = (): void => {
     if (this.#pending.length === 0 || this.#readyState === CLOSED) {
-      this.#writing = false;
-      const then = this.#drained;
-      this.#drained = undefined;
-      if (then && this.#readyState !== CLOSED) void then();
+      this.#doneWriting();
       return;
     }
     const out = this.#pending;
@@ -298,11 +295,16 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     this.#writePending = false;
     this.#chunk = NOTHING;
     this.#wire.end();
+    this.#doneWriting();
+  };
+
+  /** Nothing more to write (or the connection broke): what waited for the writes runs. */
+  #doneWriting(): void {
     this.#writing = false;
     const then = this.#drained;
     this.#drained = undefined;
     if (then && this.#readyState !== CLOSED) void then();
-  };
+  }
 }
 
 /** A close frame with no status code (the answer to a close that carried none). */
