@@ -589,8 +589,17 @@ export class SimWorld {
   #resolveEnemyShots(): void {
     const targets = this.#targets;
     targets.length = 0;
+    // The box around the targets' centres: a bullet further out than its graze reach on
+    // either axis is out of every target's reach, and is passed over without a distance.
+    let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
     for (const p of this.players.values()) {
-      if (p.status === "active" && !p.away && p.iframeTicks <= 0) targets.push(p);
+      if (p.status === "active" && !p.away && p.iframeTicks <= 0) {
+        targets.push(p);
+        if (p.x < minX) minX = p.x;
+        if (p.x > maxX) maxX = p.x;
+        if (p.y < minY) minY = p.y;
+        if (p.y > maxY) maxY = p.y;
+      }
     }
     if (targets.length === 0) return;
     const pool = this.bullets;
@@ -602,7 +611,12 @@ export class SimWorld {
       const bx = x[i];
       const by = y[i];
       const reach = radius[i] + pr;
-      const grazeReach2 = (reach + band) ** 2;
+      const grazeReach = reach + band;
+      if (
+        bx < minX - grazeReach || bx > maxX + grazeReach || by < minY - grazeReach ||
+        by > maxY + grazeReach
+      ) continue;
+      const grazeReach2 = grazeReach * grazeReach;
       for (let k = 0; k < targets.length; k++) {
         const p = targets[k];
         const dx = bx - p.x;

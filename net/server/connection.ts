@@ -200,7 +200,8 @@ export class Connection {
   sendLatest(data: Uint8Array, tick?: number): boolean {
     if (this.state === "closed") return false;
     const watched = this.datagrams && tick !== undefined;
-    const now = this.#server.clock.now();
+    // The clock is read only where it is used: every client's snapshot passes here.
+    const now = watched ? this.#server.clock.now() : 0;
     if (watched) this.#transport.setLatestCopies?.(this.#loss.lossy(now) ? 2 : 1);
     if (!this.#transport.sendLatest(data)) {
       this.#server.counters.snapshotsSkipped++;
@@ -218,7 +219,8 @@ export class Connection {
   flush(): void {
     if (this.state === "closed") return;
     const pong = this.#pong;
-    const now = this.#server.clock.now();
+    // Every client passes here every tick: the clock is read only when a pong waits.
+    const now = pong ? this.#server.clock.now() : 0;
     if (pong && (this.#sending || now - pong.atMs >= PONG_MAX_HOLD_MS)) {
       this.#pong = undefined;
       this.sendReliable(encodeServerMessage(this.#server.encoder, {

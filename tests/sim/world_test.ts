@@ -128,6 +128,41 @@ Deno.test("every ship under a pile takes one hit a tick, even with no i-frames, 
   assert.equal(world.stats.get(1)!.grazes, 0);
 });
 
+Deno.test("a near miss on any side of any ship grazes it, at the edge of the box around the ships too", () => {
+  const world = new SimWorld(testWorld(), { seed: 1 });
+  const corners = [[200, 200], [1000, 200], [200, 800], [1000, 800]];
+  const ships = corners.map(([x, y], i) => Object.assign(world.addPlayer(i + 1, "p"), { x, y }));
+  // Just inside the graze band, left, right, above and below each ship: the outer ones sit
+  // on the very edge of what the box around the ships lets through. Just outside it, one
+  // more ring that grazes nothing.
+  const inside = PLAYER.radiusPx + ORB.radiusPx + PLAYER.grazeBandPx - 0.25;
+  const outside = PLAYER.radiusPx + ORB.radiusPx + PLAYER.grazeBandPx + 0.25;
+  const xs: number[] = [];
+  const ys: number[] = [];
+  for (const p of ships) {
+    for (const d of [inside, outside]) {
+      for (const [dx, dy] of [[-d, 0], [d, 0], [0, -d], [0, d]]) {
+        xs.push(quantizePos(p.x + dx));
+        ys.push(quantizePos(p.y + dy));
+      }
+    }
+  }
+  spawnVolley(world.bullets, {
+    birthTick: world.tick,
+    uid0: 1_000_000,
+    team: Team.Enemy,
+    owner: -1,
+    spec: { ...ORB, ttlTicks: 100_000 },
+    speedPxPerS: 0,
+    xs,
+    ys,
+    angles: xs.map(() => 0),
+  });
+  const events = world.step(allPress(world));
+  assert.deepEqual(ofType(events, "playerHit"), []);
+  for (const p of ships) assert.equal(world.stats.get(p.id)!.grazes, 4, `ship ${p.id}`);
+});
+
 Deno.test("i-frames let a pile of bullets pass for iframeTicks, then the next one lands", () => {
   const world = new SimWorld(testWorld(), { seed: 1 });
   const p = world.addPlayer(1, "a");
