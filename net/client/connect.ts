@@ -385,13 +385,17 @@ class Connection implements GameClient {
       (this.#lostAtMs >= 0 || this.runtime.phase === "playing");
     if (this.#opts.reconnect === false || !inPlay) return undefined;
     // The Reject before the close says it too: a process that exits at once may leave
-    // the socket to end as a bare 1006 before its close frame is read.
-    if (
-      code === CloseCode.ServerRestarting || this.runtime.rejectCode === CloseCode.ServerRestarting
-    ) {
+    // the socket to end as a bare 1006 before its close frame is read, and so may a
+    // server that closed us for good (Deno drops a socket that receives data after its
+    // close: an input in flight is enough). A retry then would resume what the server
+    // ended, or take the session back from the tab that replaced us.
+    const said = this.runtime.rejectCode;
+    if (code === CloseCode.ServerRestarting || said === CloseCode.ServerRestarting) {
       return "restart";
     }
-    return FINAL_CLOSES.has(code) ? undefined : "link";
+    return FINAL_CLOSES.has(code) || (said !== undefined && FINAL_CLOSES.has(said))
+      ? undefined
+      : "link";
   }
 
   #finish(code: number, reason: string): void {

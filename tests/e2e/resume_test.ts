@@ -9,7 +9,8 @@
 import assert from "node:assert/strict";
 import { Bot } from "../../net/client/bot.ts";
 import { LinkRelay, linkSpec } from "../../net/link/mod.ts";
-import { EnterReason, NoticeCode } from "../../net/wire/protocol.ts";
+import { encodeServerMessage } from "../../net/wire/codec.ts";
+import { CloseCode, EnterReason, NoticeCode, ServerKind } from "../../net/wire/protocol.ts";
 import type { WorldDef } from "../../sim/mod.ts";
 import { LiveServer } from "../net/_harness.ts";
 
@@ -79,6 +80,36 @@ Deno.test("a link reset for 3 s mid-boss: the bot is back in the same instance a
     const session = live.server.instances.get(rt.instanceId)!.world.players.get(rt.playerId)!;
     assert.equal(session.away, false, "the ship is back in the fight");
     assert.deepEqual(bot.log.notices, [], "nothing went wrong to tell");
+  } finally {
+    await dispose();
+  }
+});
+
+Deno.test("a close for good whose close frame is lost is still for good: the Reject said so, and the bot does not come back", async () => {
+  const { live, relay, bot, dispose } = await bossFightThroughRelay();
+  try {
+    const rt = bot.client.runtime;
+    const conn = [...live.server.connections].find((c) => c.name === "Ada");
+    assert.ok(conn, "the bot's connection");
+    // What Connection.close sends first; then the socket ends with no close frame, as when
+    // Deno drops a server socket that an input reached after its close().
+    conn.sendReliable(encodeServerMessage(live.server.encoder, {
+      kind: ServerKind.Reject,
+      code: CloseCode.ServerError,
+      reason: "a server error, for a test",
+    }));
+    await until("the Reject", () => rt.rejectCode === CloseCode.ServerError, 2000);
+    relay.cut(3000, { reset: true });
+    const closed = await Promise.race([
+      bot.client.closed,
+      new Promise<undefined>((r) => setTimeout(r, 4000)),
+    ]);
+    assert.ok(closed, "the bot's connection ended for good");
+    assert.equal(rt.phase, "closed");
+    assert.equal(rt.closeReason, "a server error, for a test");
+    assert.deepEqual(bot.log.drops, [], "never reconnecting");
+    assert.equal(bot.client.resumes, 0);
+    assert.equal(relay.stats.connections, 1, "no second connection tried");
   } finally {
     await dispose();
   }
