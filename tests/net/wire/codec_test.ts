@@ -60,6 +60,59 @@ Deno.test("input round-trips three consecutive frames in 6 bytes each", () => {
   assert.deepEqual(decodeClientMessage(dec(), bytes), { kind: ClientKind.Input, frames });
 });
 
+Deno.test("an input read by hand is what the general reader makes of the same message, broken or not", () => {
+  // The same items in an indefinite-length array: only the general reader (cbor-x) reads
+  // that, so each message is read both ways and must come out the same, or fail both ways.
+  const general = (b: Uint8Array) => Uint8Array.from([0x9f, ...b.subarray(1), 0xff]);
+  const outcome = (b: Uint8Array) => {
+    try {
+      return decodeClientMessage(dec(), b);
+    } catch (err) {
+      assert.ok(err instanceof CodecError, String(err));
+      return "refused";
+    }
+  };
+  const noGeneralReader = {
+    decodeValue: () => assert.fail("the general reader was asked"),
+  } as unknown as MessageDecoder;
+  const rng = new Rng(7);
+  const int = (lo: number, hi: number) => lo + Math.floor(rng.next() * (hi - lo + 1));
+  let refused = 0;
+  for (let i = 0; i < 3000; i++) {
+    const n = 1 + int(0, 7);
+    const newest = rng.next() < 0.3 ? int(n - 1, 40) : int(n - 1, 2 ** 32 - 1);
+    const frames = Array.from({ length: n }, (_, k) => ({
+      tick: newest - n + 1 + k,
+      moveX: int(-100, 100),
+      moveY: int(-100, 100),
+      aim: int(0, 65535),
+      buttons: int(0, 7),
+      viewLag: int(0, 20),
+    }));
+    const ack = rng.next() < 0.5 ? undefined : newest - int(0, Math.min(newest, 300));
+    const held = ack === undefined || rng.next() < 0.5 ? undefined : int(1, 8);
+    const bytes = encodeClientMessage(enc, {
+      kind: ClientKind.Input,
+      frames,
+      snapshotAck: ack,
+      snapshotsHeld: held,
+    });
+    assert.ok(bytes[0] >= 0x83 && bytes[0] <= 0x85 && bytes[1] === ClientKind.Input);
+    assert.deepEqual(outcome(bytes), outcome(general(bytes)), `message ${i}`);
+    // Every input a client writes is read by hand: the general reader is never asked.
+    assert.deepEqual(decodeClientMessage(noGeneralReader, bytes), outcome(bytes));
+    // A message cut short is refused (its array still counts the items it lost).
+    assert.equal(outcome(bytes.subarray(0, int(1, bytes.length - 1))), "refused");
+    // Broken copies: a byte or two after the array's head changed.
+    const broken = bytes.slice();
+    for (let k = int(1, 2); k > 0; k--) broken[int(1, broken.length - 1)] = int(0, 255);
+    const quick = outcome(broken);
+    assert.deepEqual(quick, outcome(general(broken)), `broken message ${i}`);
+    if (quick === "refused") refused++;
+  }
+  assert.ok(refused > 500, `${refused} broken messages refused`);
+});
+
 Deno.test("a hello of another protocol version decodes to its version alone, whatever follows", () => {
   // The server must be able to answer "reload the page" to any older or newer client.
   const cbor = new Encoder({ useRecords: false, tagUint8Array: false });
