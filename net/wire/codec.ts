@@ -238,7 +238,7 @@ function unpackInputFrames(packed: Uint8Array, newest: number): InputFrame[] {
   return frames;
 }
 
-/** Where the reading of a hand-read CBOR item ended (set by `cborUint` and `cborBytesEnd`). */
+/** Where the reading of a hand-read CBOR item ended (set by `cborUint`). */
 let cborAt = 0;
 
 /**
