@@ -12,6 +12,7 @@ import {
   type Mutable,
 } from "../../sim/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+import { cborHead, readCborHead } from "./frames.ts";
 import { packRecords, readRecord, unpackRecords, writeRecord } from "./fields.ts";
 import {
   BULLET_STATE,
@@ -238,72 +239,52 @@ function unpackInputFrames(packed: Uint8Array, newest: number): InputFrame[] {
   return frames;
 }
 
-/** Where the reading of a hand-read CBOR item ended (set by `cborUint`). */
-let cborAt = 0;
+/** An Input message from its items, held to the same rules whichever reader found them. */
+function inputMessage(
+  newest: number,
+  packed: Uint8Array,
+  more: { readonly age: unknown; readonly held: unknown },
+): ClientMessage {
+  const kind = ClientKind.Input;
+  const frames = unpackInputFrames(packed, newest);
+  if (more.age === undefined) return { kind, frames };
+  // Sent as an age from the newest frame's tick: 1 byte instead of 5.
+  const snapshotAck = newest - int(more.age, "snapshot ack age", newest - MAX_UINT32, newest);
+  if (more.held === undefined) return { kind, frames, snapshotAck };
+  return { kind, frames, snapshotAck, snapshotsHeld: int(more.held, "snapshots held", 0, 255) };
+}
 
-/**
- * The CBOR unsigned integer at `at` (major type 0, up to 4 bytes of argument), or -1
- * when something else is there; `cborAt` is then just past it.
- */
-function cborUint(data: Uint8Array, at: number): number {
-  const head = data[at];
-  if (head === undefined || head > 0x1a) return -1;
-  if (head < 0x18) {
-    cborAt = at + 1;
-    return head;
-  }
-  const size = head === 0x18 ? 1 : head === 0x19 ? 2 : 4;
-  if (at + 1 + size > data.byteLength) return -1;
-  let v = 0;
-  for (let k = 1; k <= size; k++) v = v * 256 + data[at + k];
-  cborAt = at + 1 + size;
-  return v;
+/** The unsigned integer of at most 4 bytes whose head is at `at` (`cborHead.next` is past it), or -1. */
+function smallUint(data: Uint8Array, at: number): number {
+  return readCborHead(data, at) === 0 && cborHead.next - at <= 5 ? cborHead.arg : -1;
 }
 
 /**
  * An Input message read by hand: the array cbor-x would build (and a Buffer for its
  * frames) is a good part of what a busy server allocates, every client sending 15 of
  * them a second. Only the plain shape (an array of 3–5 whose kind is Input, unsigned
- * integers, a byte string of up to 65,535 bytes, nothing after) is read here, then held to
- * exactly the general path's rules; anything else is `undefined`, and the general path
- * reads it and says what is wrong with it.
+ * integers, a byte string, nothing after) is read here; anything else is `undefined`, and
+ * the general path reads it and says what is wrong with it.
  */
 function decodeInputQuick(data: Uint8Array): ClientMessage | undefined {
   const head = data[0];
   if (head < 0x83 || head > 0x85 || data[1] !== ClientKind.Input) return undefined;
-  const newest = cborUint(data, 2);
-  if (newest < 0) return undefined;
-  let at = cborAt;
-  const b = data[at];
-  let length: number;
-  if (b >= 0x40 && b <= 0x57) {
-    length = b - 0x40;
-    at += 1;
-  } else if (b === 0x58 && at + 1 < data.byteLength) {
-    length = data[at + 1];
-    at += 2;
-  } else if (b === 0x59 && at + 2 < data.byteLength) {
-    length = data[at + 1] * 256 + data[at + 2];
-    at += 3;
-  } else return undefined;
-  if (at + length > data.byteLength) return undefined;
-  const packed = data.subarray(at, at + length);
-  at += length;
-  // Then the snapshot ack's age and the snapshots held, when the array has room for them.
   const items = head - 0x80;
-  const age = items >= 4 ? cborUint(data, at) : 0;
-  if (age < 0) return undefined;
-  if (items >= 4) at = cborAt;
-  const held = items === 5 ? cborUint(data, at) : 0;
-  if (held < 0) return undefined;
-  if (items === 5) at = cborAt;
+  const newest = smallUint(data, 2);
+  if (newest < 0 || readCborHead(data, cborHead.next) !== 2) return undefined;
+  const start = cborHead.next;
+  let at = start + cborHead.arg;
+  if (at > data.byteLength) return undefined;
+  const packed = data.subarray(start, at);
+  // Then the snapshot ack's age and the snapshots held, when the array has room for them.
+  const age = items >= 4 ? smallUint(data, at) : undefined;
+  if (age === -1) return undefined;
+  if (age !== undefined) at = cborHead.next;
+  const held = items === 5 ? smallUint(data, at) : undefined;
+  if (held === -1) return undefined;
+  if (held !== undefined) at = cborHead.next;
   if (at !== data.byteLength) return undefined;
-  const kind = ClientKind.Input;
-  const frames = unpackInputFrames(packed, newest);
-  if (items === 3) return { kind, frames };
-  const snapshotAck = newest - int(age, "snapshot ack age", newest - MAX_UINT32, newest);
-  if (items === 4) return { kind, frames, snapshotAck };
-  return { kind, frames, snapshotAck, snapshotsHeld: int(held, "snapshots held", 0, 255) };
+  return inputMessage(newest, packed, { age, held });
 }
 
 /** Decodes and validates one client frame. */
@@ -340,12 +321,7 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
     case ClientKind.Input: {
       array(raw, "input", 3, 5);
       const newest = int(raw[1], "input tick", 0, MAX_UINT32);
-      const frames = unpackInputFrames(bytes(raw[2], "input frames"), newest);
-      if (raw[3] === undefined) return { kind, frames };
-      // Sent as an age from the newest frame's tick: 1 byte instead of 5.
-      const snapshotAck = newest - int(raw[3], "snapshot ack age", newest - MAX_UINT32, newest);
-      if (raw[4] === undefined) return { kind, frames, snapshotAck };
-      return { kind, frames, snapshotAck, snapshotsHeld: int(raw[4], "snapshots held", 0, 255) };
+      return inputMessage(newest, bytes(raw[2], "input frames"), { age: raw[3], held: raw[4] });
     }
     case ClientKind.Ping: {
       array(raw, "ping", 2, 2);

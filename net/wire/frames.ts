@@ -101,8 +101,38 @@ export class MessageStreamReader {
 }
 
 const INCOMPLETE = -1;
+/** `readCborHead`'s answer for a head with no definite argument (an indefinite length, or none). */
+const NOT_DEFINITE = -2;
 /** Deeper nesting than any message of ours: refused, so hostile input cannot recurse far. */
 const MAX_DEPTH = 8;
+
+/** What `readCborHead` read last: the head's argument, and the byte after the head. */
+export const cborHead = { arg: 0, next: 0 };
+
+/**
+ * The major type of the CBOR head at `at`, with its argument and the byte after it left
+ * in `cborHead` (read them before the next call); -1 when the bytes stop inside it, -2
+ * when it has no definite argument. The one reading of heads for the frame splitter and
+ * the codec's hand-read messages; nothing is allocated.
+ */
+export function readCborHead(b: Uint8Array, at: number): number {
+  if (at >= b.byteLength) return INCOMPLETE;
+  const head = b[at];
+  const info = head & 0x1f;
+  if (info < 24) {
+    cborHead.arg = info;
+    cborHead.next = at + 1;
+    return head >> 5;
+  }
+  if (info > 27) return NOT_DEFINITE;
+  const size = 1 << (info - 24);
+  if (at + 1 + size > b.byteLength) return INCOMPLETE;
+  let arg = 0;
+  for (let i = 0; i < size; i++) arg = arg * 256 + b[at + 1 + i];
+  cborHead.arg = arg;
+  cborHead.next = at + 1 + size;
+  return head >> 5;
+}
 
 /**
  * Where the CBOR item starting at `at` ends, or INCOMPLETE if the bytes stop first.
@@ -121,22 +151,14 @@ function cborItemEnd(b: Uint8Array, at: number, depth: number): number {
         `Cannot decode frame: not CBOR (invalid head 0x${b[at].toString(16)})`,
       );}
   }
-  if (at >= b.byteLength) return INCOMPLETE;
-  const head = b[at];
-  const major = head >> 5;
-  const info = head & 0x1f;
-  let arg: number;
-  let next: number;
-  if (info < 24) {
-    arg = info;
-    next = at + 1;
-  } else if (info <= 27) {
-    const size = 1 << (info - 24);
-    if (at + 1 + size > b.byteLength) return INCOMPLETE;
-    arg = 0;
-    for (let i = 0; i < size; i++) arg = arg * 256 + b[at + 1 + i];
-    next = at + 1 + size;
-  } else if (info === 31 && major >= 2 && major <= 5) {
+  let major = readCborHead(b, at);
+  if (major === INCOMPLETE) return INCOMPLETE;
+  if (major === NOT_DEFINITE) {
+    const head = b[at];
+    major = head >> 5;
+    if ((head & 0x1f) !== 31 || major < 2 || major > 5) {
+      throw new CodecError(`Cannot decode frame: not CBOR (invalid head 0x${head.toString(16)})`);
+    }
     // Indefinite length: items (or chunks) until the break byte 0xff.
     let p = at + 1;
     for (;;) {
@@ -149,9 +171,9 @@ function cborItemEnd(b: Uint8Array, at: number, depth: number): number {
         if (p === INCOMPLETE) return INCOMPLETE;
       }
     }
-  } else {
-    throw new CodecError(`Cannot decode frame: not CBOR (invalid head 0x${head.toString(16)})`);
   }
+  // Read before any recursion below reads another head.
+  const { arg, next } = cborHead;
   switch (major) {
     case 0: // unsigned
     case 1: // negative
