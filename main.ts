@@ -10,9 +10,11 @@ import {
   GameServer,
   loadConfig,
   type Logger,
+  mallocOf,
   quicAvailable,
   realClock,
   selfSignedCertificate,
+  SERVER_MALLOC,
   TokenSigner,
   WEBTRANSPORT_PATH,
   WebTransportServer,
@@ -140,6 +142,15 @@ if (import.meta.main) {
     Deno.exit(2);
   }
   const log = jsonLogger(config.logLevel);
+  // Which malloc the runtime got (net/server/malloc.ts): glibc's costs a loaded server
+  // CPU, and a launch without the preload says nothing else about it.
+  const malloc = mallocOf();
+  log("process", {
+    pid: Deno.pid,
+    deno: Deno.version.deno,
+    malloc,
+    ...(malloc === "system" ? { note: `preload ${SERVER_MALLOC}: deploy/README.md` } : {}),
+  });
   const server = new GameServer({
     // BOSS_RUSH (load tests): dungeons open on the boss after a short wait to fill up.
     worldDef: config.bossRush

@@ -16,7 +16,8 @@
  * service is past). A step holds when tick p99 ≤ 8 ms with no late tick over its
  * window. For each phase and step it prints one JSON line: dungeons, players, server CPU
  * ms per tick (and its V8 worker threads' part), tick p50/p99 (the server's last 10 s),
- * late ticks, snapshots/s p5 per client, payload bytes/s down per client, RSS, and the
+ * late ticks, snapshots/s p5 per client, payload bytes/s down per client, RSS, the malloc
+ * it ran on (jemalloc preloaded as deployed, or glibc's with `--malloc=system`), and the
  * share of the machine's CPU its hypervisor took meanwhile (steal: on a shared host,
  * neighbours slow every figure down by it and more). The last line is the summary, with
  * the largest N that held.
@@ -26,6 +27,7 @@
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
 import { SERVER_V8_FLAGS } from "../net/server/config.ts";
+import { type MallocName, mallocOf, SERVER_MALLOC } from "../net/server/malloc.ts";
 
 interface Args {
   readonly crowd: number;
@@ -44,6 +46,11 @@ interface Args {
   readonly profileDir: string | undefined;
   /** More V8 flags for the server (`--server-v8=--trace-gc-nvp,…`); its traces go to stderr. */
   readonly serverV8: string | undefined;
+  /**
+   * The server's malloc: SERVER_MALLOC preloaded, as every launch of the server does
+   * (net/server/malloc.ts), or `--malloc=system` for glibc's, to compare.
+   */
+  readonly malloc: "jemalloc" | "system";
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -58,6 +65,7 @@ function parseArgs(argv: readonly string[]): Args {
     lean: (get("bots") ?? "lean") !== "full",
     profileDir: get("profile"),
     serverV8: get("server-v8"),
+    malloc: get("malloc") === "system" ? "system" : "jemalloc",
   };
 }
 
@@ -80,6 +88,8 @@ export interface StepResult {
   snapshotsPerSecP5: number;
   downBytesPerSecPerClient: { mean: number; p95: number };
   rssMb: number;
+  /** The malloc the server ran on, read from its memory map ("unknown": no /proc). */
+  malloc: MallocName;
   botsAtBoss: number;
   botLoopWorstGapMs: number;
   /** Snapshots (since the start) whose delta named a baseline the bot did not hold. */
@@ -284,6 +294,9 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       CONNECT_BURST_PER_IP: "100000",
       CONNECTS_PER_SEC_PER_IP: "100000",
       HUB_CAPACITY: "10000",
+      // As every launch of the server does (or not at all: `--malloc=system`, whatever this
+      // process was started with); each result says what it got (mallocOf).
+      LD_PRELOAD: args.malloc === "jemalloc" ? SERVER_MALLOC : "",
     },
     // V8's traces go to stdout: with flags of one's own, they are passed on to stderr.
     stdout: args.serverV8 ? "piped" : "null",
@@ -358,6 +371,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
           p95: percentile(down, 0.95),
         },
         rssMb: await rssMb(server.pid),
+        malloc: mallocOf(server.pid),
         botsAtBoss: bot.atBoss,
         botLoopWorstGapMs: bot.botLoopWorstGapMs,
         snapshotsWithoutBaseline: bot.snapshotsWithoutBaseline ?? 0,

@@ -10,6 +10,7 @@ export * from "./webtransport.ts";
 export * from "./certs.ts";
 export * from "./metrics.ts";
 export * from "./config.ts";
+export * from "./malloc.ts";
 export * from "./tokens.ts";
 export * from "./cluster.ts";
 export * from "./tick_window.ts";
