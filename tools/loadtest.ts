@@ -65,8 +65,14 @@ function parseArgs(argv: readonly string[]): Args {
     lean: (get("bots") ?? "lean") !== "full",
     profileDir: get("profile"),
     serverV8: get("server-v8"),
-    malloc: get("malloc") === "system" ? "system" : "jemalloc",
+    malloc: mallocArg(get("malloc") ?? "jemalloc"),
   };
+}
+
+/** `--malloc=`: jemalloc (as deployed) or system; anything else is a typo, not a default. */
+function mallocArg(value: string): Args["malloc"] {
+  if (value === "jemalloc" || value === "system") return value;
+  throw new Error(`--malloc=${value}: expected jemalloc or system`);
 }
 
 const P99_LIMIT_MS = 8;
