@@ -35,14 +35,25 @@ Deno.test("deno task start, the Dockerfile, both systemd units and deploy/README
   }
 });
 
-Deno.test("the flags are ones this Deno's V8 knows (a typo stops the process at start)", async () => {
+/** What `deno eval CODE` (with these extra arguments and environment) prints. */
+async function denoEval(
+  code: string,
+  opts: { args?: string[]; env?: Record<string, string> } = {},
+): Promise<{ stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", `--v8-flags=${SERVER_V8_FLAGS}`, "console.log('ok')"],
+    args: ["eval", ...opts.args ?? [], code],
+    env: opts.env,
     stdout: "piped",
     stderr: "piped",
   }).output();
-  assert.equal(new TextDecoder().decode(out.stderr).trim(), "");
-  assert.equal(new TextDecoder().decode(out.stdout).trim(), "ok");
+  const text = (b: Uint8Array) => new TextDecoder().decode(b).trim();
+  return { stdout: text(out.stdout), stderr: text(out.stderr) };
+}
+
+Deno.test("the flags are ones this Deno's V8 knows (a typo stops the process at start)", async () => {
+  const out = await denoEval("console.log('ok')", { args: [`--v8-flags=${SERVER_V8_FLAGS}`] });
+  assert.equal(out.stderr, "");
+  assert.equal(out.stdout, "ok");
 });
 
 Deno.test("deno task start, the Dockerfile and both systemd units preload SERVER_MALLOC", () => {
@@ -55,20 +66,11 @@ Deno.test("deno task start, the Dockerfile and both systemd units preload SERVER
 
 /** What mallocOf says inside a Deno started with LD_PRELOAD=`preload`, and its stderr. */
 async function mallocUnder(preload: string): Promise<{ malloc: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "eval",
-      `import { mallocOf } from ${JSON.stringify(new URL("net/server/malloc.ts", root).href)};` +
-      "console.log(mallocOf());",
-    ],
+  const module = JSON.stringify(new URL("net/server/malloc.ts", root).href);
+  const out = await denoEval(`import { mallocOf } from ${module}; console.log(mallocOf());`, {
     env: { LD_PRELOAD: preload },
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  return {
-    malloc: new TextDecoder().decode(out.stdout).trim(),
-    stderr: new TextDecoder().decode(out.stderr).trim(),
-  };
+  });
+  return { malloc: out.stdout, stderr: out.stderr };
 }
 
 Deno.test({
