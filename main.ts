@@ -11,6 +11,7 @@ import {
   loadConfig,
   type Logger,
   mallocOf,
+  NativeTcp,
   quicAvailable,
   realClock,
   selfSignedCertificate,
@@ -23,6 +24,7 @@ import { openStore, Registry } from "./net/server/registry/mod.ts";
 import { BOSS_RUSH_DELAY_TICKS, CLUSTER_TIMING, WEBTRANSPORT } from "./content/net_tuning.ts";
 import { createApp } from "./routes/app.ts";
 import { formatLinkSpec } from "./net/link/mod.ts";
+import { TICK_MS } from "./sim/mod.ts";
 
 /** The header the front door writes each client's address in. */
 const PEER_HEADER = "x-warden-peer";
@@ -151,6 +153,11 @@ if (import.meta.main) {
     malloc,
     ...(malloc === "system" ? { note: `preload ${SERVER_MALLOC}: deploy/README.md` } : {}),
   });
+  // The door's sockets through the C library, polled by the game loop before each tick (and
+  // by their own timer a little over a tick after the last poll, should the loop stall).
+  const native = config.door && config.nativeTcp
+    ? NativeTcp.open({ pollMs: TICK_MS + 4 })
+    : undefined;
   const server = new GameServer({
     // BOSS_RUSH (load tests): dungeons open on the boss after a short wait to fill up.
     worldDef: config.bossRush
@@ -163,6 +170,7 @@ if (import.meta.main) {
     processId: config.processId,
     instancePrefix: config.cluster ? `${config.processId}/` : "",
     tokenSecret: config.tokenSecret,
+    beforeTick: native && (() => native.poll()),
   });
   let cluster: ClusterNode | undefined;
   if (config.cluster) {
@@ -223,6 +231,7 @@ if (import.meta.main) {
     ? FrontDoor.listen({
       hostname: config.host,
       port: config.port,
+      native,
       backend: { transport: "unix", path: `${socketDir}/http.sock` },
       limits: config.door,
       peerHeader: PEER_HEADER,
@@ -233,7 +242,15 @@ if (import.meta.main) {
     })
     : undefined;
   started.door = door;
-  if (door) announce(door.addr);
+  if (door) {
+    log("door", {
+      sockets: door.native ? "native" : "deno",
+      ...(config.nativeTcp && !door.native
+        ? { note: "the C library's sockets need Linux, FFI (-A) and an IP literal for HOST" }
+        : {}),
+    });
+    announce(door.addr);
+  }
 
   // SIGTERM (or Ctrl-C) drains: no new players or runs, runs in progress play on for up
   // to DRAIN_SECONDS, then everyone gets 4009 and the process exits 0. A second signal

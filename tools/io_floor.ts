@@ -7,11 +7,16 @@
  * the clients run in another process pinned to CPU 1. It prints, per client count, the
  * server's CPU ms per tick (from /proc, all threads, user and system), the I/O per
  * second and the CPU per I/O. Whatever the game does comes on top of this floor.
+ * `--native` serves through the C library's sockets as the front door does by default
+ * (net/server/native_tcp.ts: reads pushed from one poll at the start of each tick, writes
+ * made on the spot);
+ * without it, through Deno's (a read op pending per client, a write op per frame).
  *
- *   deno task io-floor [--clients=400,800] [--seconds=10]
+ *   deno task io-floor [--clients=400,800] [--seconds=10] [--native]
  */
 import { freePort } from "./redis_server.ts";
 import { command, cpuMs, hasTaskset } from "./loadtest.ts";
+import { NativeTcp } from "../net/server/native_tcp.ts";
 
 const TICK_MS = 1000 / 60;
 const FRAME = new Uint8Array(60).fill(7);
@@ -21,13 +26,31 @@ function arg(name: string, fallback: string): string {
   return Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback;
 }
 
+/** What the server needs of a connection: Deno's TcpConn, or the C library's. */
+interface FloorConn {
+  read(buf: Uint8Array): Promise<number | null>;
+  write(bytes: Uint8Array): Promise<number>;
+  onData?(fn: (chunk: Uint8Array | null) => void): void;
+  setNoDelay?(on: boolean): void;
+}
+
 /** The server: accepts, reads everything, writes each client 20 frames a second. */
-async function serve(port: number): Promise<void> {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port });
-  const conns: Deno.TcpConn[] = [];
+async function serve(port: number, native: boolean): Promise<void> {
+  // As main.ts runs them: polled at the start of each tick, by a timer only if that stalls.
+  const tcp = native ? NativeTcp.open({ pollMs: TICK_MS + 4 }) : undefined;
+  if (native && !tcp) throw new Error("--native: the C library's sockets need Linux and FFI");
+  const at = { hostname: "127.0.0.1", port };
+  const listener: { accept(): Promise<FloorConn> } = tcp?.listen(at) ?? Deno.listen(at);
+  const conns: FloorConn[] = [];
   let reads = 0;
   let writes = 0;
-  const readLoop = async (conn: Deno.TcpConn) => {
+  const readLoop = async (conn: FloorConn) => {
+    if (conn.onData) {
+      conn.onData((chunk) => {
+        if (chunk) reads++;
+      });
+      return;
+    }
     const buf = new Uint8Array(4096);
     try {
       while ((await conn.read(buf)) !== null) reads++;
@@ -36,8 +59,9 @@ async function serve(port: number): Promise<void> {
     }
   };
   (async () => {
-    for await (const conn of listener) {
-      conn.setNoDelay(true);
+    for (;;) {
+      const conn = await listener.accept();
+      conn.setNoDelay?.(true); // (the C library's sockets are made so)
       conns.push(conn);
       void readLoop(conn);
     }
@@ -45,6 +69,7 @@ async function serve(port: number): Promise<void> {
   let tick = 0;
   let next = performance.now() + TICK_MS;
   const step = () => {
+    tcp?.poll();
     const slot = tick++ % 3;
     for (let i = slot; i < conns.length; i += 3) {
       writes++;
@@ -92,7 +117,7 @@ async function lineOf(reader: ReadableStreamDefaultReader<string>): Promise<stri
   return value ?? "";
 }
 
-async function measure(n: number, seconds: number): Promise<unknown> {
+async function measure(n: number, seconds: number, native: boolean): Promise<unknown> {
   const port = freePort();
   const self = new URL(import.meta.url).pathname;
   const pin = await hasTaskset();
@@ -112,7 +137,7 @@ async function measure(n: number, seconds: number): Promise<unknown> {
       stderr: "inherit",
     }).spawn();
   };
-  const server = pinned("0", "server");
+  const server = pinned("0", "server", native ? ["--native"] : []);
   await new Promise((r) => setTimeout(r, 500));
   const bots = pinned("1", "clients", [`--n=${n}`]);
   const botLines = bots.stdout.pipeThrough(new TextDecoderStream()).getReader();
@@ -137,6 +162,7 @@ async function measure(n: number, seconds: number): Promise<unknown> {
   const ops = b.reads - a.reads + b.writes - a.writes;
   return {
     clients: b.clients,
+    sockets: native ? "native" : "deno",
     pinned: pin,
     serverCpuMsPerTick: Math.round(((cpuB - cpuA) / ticks) * 100) / 100,
     writesPerSec: Math.round((b.writes - a.writes) / seconds),
@@ -147,11 +173,12 @@ async function measure(n: number, seconds: number): Promise<unknown> {
 }
 
 const role = arg("role", "driver");
-if (role === "server") await serve(Number(arg("port", "0")));
+const native = Deno.args.includes("--native");
+if (role === "server") await serve(Number(arg("port", "0")), native);
 else if (role === "clients") await clients(Number(arg("port", "0")), Number(arg("n", "0")));
 else {
   const seconds = Number(arg("seconds", "10"));
   for (const n of arg("clients", "400,800").split(",").map(Number)) {
-    console.log(JSON.stringify(await measure(n, seconds)));
+    console.log(JSON.stringify(await measure(n, seconds, native)));
   }
 }

@@ -73,6 +73,11 @@ export interface Config {
    */
   readonly door: DoorLimits | undefined;
   /**
+   * The door listens through the C library's sockets (net/server/native_tcp.ts) where it
+   * can (Linux, an IP literal to bind): NATIVE_TCP, default 1; 0 for Deno's sockets.
+   */
+  readonly nativeTcp: boolean;
+  /**
    * Signs resume tokens (and, in a cluster, transfer tickets): TOKEN_SECRET. Unset on a
    * lone process: a random secret per start (tokens die with the process anyway).
    */
@@ -184,6 +189,8 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
       maxMessageBytes: LIMITS.maxHelloBytes,
     }
     : undefined;
+  const nativeTcp = env.NATIVE_TCP ?? "1";
+  if (nativeTcp !== "0" && nativeTcp !== "1") throw new Error(`NATIVE_TCP must be 0 or 1`);
   const wt = env.WEBTRANSPORT ?? "1";
   if (wt !== "0" && wt !== "1") throw new Error(`WEBTRANSPORT must be 0 or 1`);
   if (Boolean(env.TLS_CERT) !== Boolean(env.TLS_KEY)) {
@@ -218,6 +225,7 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     drainMs: intVar(env, "DRAIN_SECONDS", onDeploy ? 0 : 300, 0, 3600) * 1000,
     linkSim: linkVar(env),
     door,
+    nativeTcp: nativeTcp === "1",
     tokenSecret: cluster?.tokenSecret ?? secretVar(env),
     limits: {
       maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),

@@ -33,7 +33,7 @@ const OUT_BYTES = 2048;
 /** The door's side: writing to the client, ending the connection. */
 export interface SocketWire {
   /** The client's connection (the socket writes to it; the door reads it). */
-  readonly conn: Deno.Conn;
+  readonly conn: { write(bytes: Uint8Array): Promise<number> };
   /** Ends our writing half: the client reads EOF after what was written. */
   closeWrite(): Promise<void>;
   /** Drops the connection (the door forgets it; `gone()` follows). */

@@ -16,6 +16,7 @@
  */
 import { addressKey } from "./admission.ts";
 import { DoorSocket } from "./door_socket.ts";
+import type { NativeTcp } from "./native_tcp.ts";
 import type { Clock } from "./scheduler.ts";
 import { offerSocket } from "./server_socket.ts";
 import {
@@ -57,10 +58,36 @@ export interface DoorStats {
   backendErrors: number;
 }
 
+/**
+ * The part of a client's TCP connection the door uses: Deno's TcpConn, or one of the C
+ * library's (net/server/native_tcp.ts), which can also push its reads (`onData`).
+ */
+export interface DoorConn {
+  readonly remoteAddr: Deno.NetAddr;
+  read(buf: Uint8Array): Promise<number | null>;
+  write(bytes: Uint8Array): Promise<number>;
+  closeWrite(): Promise<void>;
+  close(): void;
+  /** Every chunk to `onData` as it arrives, then null once at the end. */
+  onData?(onData: (chunk: Uint8Array | null) => void): void;
+}
+
+/** What the door accepts connections from: Deno's listener, or the C library's. */
+interface DoorListener {
+  readonly addr: Deno.NetAddr;
+  accept(): Promise<DoorConn>;
+  close(): void;
+}
+
 /** Options of a door. */
 export interface DoorOptions {
   readonly hostname: string;
   readonly port: number;
+  /**
+   * The C library's sockets to listen with (net/server/native_tcp.ts); unset, or when the
+   * hostname is not an IP literal, Deno's.
+   */
+  readonly native?: NativeTcp;
   /** Where Deno.serve listens (a Unix socket path, or host and port). */
   readonly backend: Deno.UnixConnectOptions | Deno.ConnectOptions;
   readonly limits: DoorLimits;
@@ -86,7 +113,7 @@ const CHUNK_BYTES = 16 * 1024;
 const LINGER_MS = 200;
 
 interface Pass {
-  readonly client: Deno.TcpConn;
+  readonly client: DoorConn;
   readonly ip: string;
   readonly key: string;
   backend: Deno.Conn | undefined;
@@ -127,8 +154,10 @@ export class FrontDoor implements AsyncDisposable {
     writeStalls: 0,
     backendErrors: 0,
   };
-  readonly #listener: Deno.TcpListener;
+  readonly #listener: DoorListener;
   readonly #opts: DoorOptions;
+  /** Listening on the C library's sockets (else on Deno's). */
+  readonly native: boolean;
   readonly #passes = new Set<Pass>();
   readonly #perAddress = new Map<string, number>();
   readonly #tasks = new Set<Promise<void>>();
@@ -137,8 +166,9 @@ export class FrontDoor implements AsyncDisposable {
   /** When the deadline sweep last ran. */
   #sweptAt: number;
 
-  private constructor(listener: Deno.TcpListener, opts: DoorOptions) {
+  private constructor(listener: DoorListener, opts: DoorOptions, native: boolean) {
     this.#listener = listener;
+    this.native = native;
     this.#opts = opts;
     this.#sweptAt = opts.clock.now();
     this.#sweep = setInterval(() => this.#checkDeadlines(), SWEEP_MS);
@@ -147,7 +177,9 @@ export class FrontDoor implements AsyncDisposable {
 
   /** Starts listening. */
   static listen(opts: DoorOptions): FrontDoor {
-    return new FrontDoor(Deno.listen({ hostname: opts.hostname, port: opts.port }), opts);
+    const at = { hostname: opts.hostname, port: opts.port };
+    const native = opts.native?.listen(at);
+    return native ? new FrontDoor(native, opts, true) : new FrontDoor(Deno.listen(at), opts, false);
   }
 
   /** Where the door listens. */
@@ -194,7 +226,7 @@ export class FrontDoor implements AsyncDisposable {
 
   async #acceptLoop(): Promise<void> {
     for (;;) {
-      let conn: Deno.TcpConn;
+      let conn: DoorConn;
       try {
         conn = await this.#listener.accept();
       } catch {
@@ -204,7 +236,7 @@ export class FrontDoor implements AsyncDisposable {
     }
   }
 
-  async #serve(client: Deno.TcpConn): Promise<void> {
+  async #serve(client: DoorConn): Promise<void> {
     const limits = this.#opts.limits;
     const ip = client.remoteAddr.hostname;
     const key = addressKey(ip);
@@ -328,6 +360,11 @@ export class FrontDoor implements AsyncDisposable {
     const buf = new Uint8Array(CHUNK_BYTES);
     const limits = this.#opts.limits;
     while (!pass.done) {
+      if (pass.socket && pass.client.onData) {
+        // A game socket on the C library's sockets: its reads come from the poll.
+        await this.#pushedReads(pass, audit, pass.client.onData.bind(pass.client));
+        return;
+      }
       let n: number | null;
       try {
         n = await pass.client.read(buf);
@@ -372,18 +409,8 @@ export class FrontDoor implements AsyncDisposable {
         }
         // A frame broke a rule. The server hears no more from this client; the
         // downstream side slips a close frame in at the next frame boundary.
-        this.stats.frameCloses++;
-        this.#log("door_frame_close", {
-          ip: pass.ip,
-          code: step.code,
-          reason: step.reason,
-        });
-        pass.kill = step;
-        if (pass.socket) {
-          // The socket says why and ends itself; reading goes on for the client's answer.
-          pass.socket.fail(step.code, step.reason);
-          continue;
-        }
+        this.#frameBroke(pass, step);
+        if (pass.socket) continue;
         if (!pass.cleanFrames) {
           this.#end(pass);
           return;
@@ -406,6 +433,43 @@ export class FrontDoor implements AsyncDisposable {
         pass.headDeadline = Infinity;
       }
     }
+  }
+
+  /**
+   * A game socket's reads as the connection pushes them, through the same audit, until
+   * the connection ends (or is ended).
+   */
+  #pushedReads(
+    pass: Pass,
+    audit: ClientStreamAudit,
+    onData: (fn: (chunk: Uint8Array | null) => void) => void,
+  ): Promise<void> {
+    const socket = pass.socket!;
+    return new Promise((done) =>
+      onData((chunk) => {
+        if (chunk === null) {
+          socket.gone();
+          done();
+          return;
+        }
+        const now = this.#sweptAt;
+        pass.lastTrafficAt = now;
+        for (const step of audit.feed(chunk, now)) {
+          if (step.kind === "forward") socket.receive(step.bytes);
+          else if (step.kind === "close") this.#frameBroke(pass, step);
+          // ("refuse" answers a request head: none come after the upgrade.)
+        }
+      })
+    );
+  }
+
+  /** A client frame broke a rule: counted, logged, and a door-ended socket closes with why. */
+  #frameBroke(pass: Pass, step: { code: number; reason: string }): void {
+    this.stats.frameCloses++;
+    this.#log("door_frame_close", { ip: pass.ip, code: step.code, reason: step.reason });
+    pass.kill = step;
+    // The socket says why and ends itself; reading goes on for the client's answer.
+    pass.socket?.fail(step.code, step.reason);
   }
 
   /** Server → client, watched for stalls; a due close frame goes in at a frame boundary. */
@@ -534,7 +598,7 @@ export class FrontDoor implements AsyncDisposable {
 }
 
 /** Ends our writing half (the peer reads EOF); a connection already gone is fine. */
-async function halfClose(conn: Deno.Conn | undefined): Promise<void> {
+async function halfClose(conn: Pick<DoorConn, "closeWrite"> | undefined): Promise<void> {
   try {
     await conn?.closeWrite();
   } catch {
@@ -543,7 +607,7 @@ async function halfClose(conn: Deno.Conn | undefined): Promise<void> {
 }
 
 /** Writes every byte; false if the connection failed or was closed meanwhile. */
-async function writeAll(conn: Deno.Conn, bytes: Uint8Array): Promise<boolean> {
+async function writeAll(conn: Pick<DoorConn, "write">, bytes: Uint8Array): Promise<boolean> {
   try {
     for (let at = 0; at < bytes.byteLength;) at += await conn.write(bytes.subarray(at));
     return true;
@@ -598,7 +662,7 @@ const STATUS_TEXT: Readonly<Record<number, string>> = {
   503: "Service Unavailable",
 };
 
-async function refuseAndClose(conn: Deno.Conn, status: number, reason: string): Promise<void> {
+async function refuseAndClose(conn: DoorConn, status: number, reason: string): Promise<void> {
   await writeAll(conn, httpAnswer(status, reason));
   try {
     conn.close();

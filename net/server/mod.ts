@@ -19,5 +19,6 @@ export * from "./names.ts";
 export * from "./session.ts";
 export * from "./connection.ts";
 export * from "./front_door.ts";
+export * from "./native_tcp.ts";
 export * from "./server_socket.ts";
 export * from "./stream_audit.ts";

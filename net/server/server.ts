@@ -157,6 +157,12 @@ export interface ServerOptions {
   readonly processId?: string;
   /** Signs resume tokens (TOKEN_SECRET; a random per-process one by default). */
   readonly tokenSecret?: Uint8Array;
+  /**
+   * Runs at the start of every tick, before its time is counted: main.ts polls the front
+   * door's sockets there, so the inputs that arrived are read just before the tick that
+   * uses them.
+   */
+  readonly beforeTick?: () => void;
 }
 
 /** The purpose resume tokens are signed for (a transfer ticket cannot pass for one). */
@@ -281,6 +287,7 @@ export class GameServer {
    */
   readonly epoch = randomId(6);
   readonly #gate: AddressGate;
+  readonly #beforeTick: (() => void) | undefined;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
   #hub: Instance;
@@ -300,6 +307,7 @@ export class GameServer {
 
   constructor(opts: ServerOptions) {
     this.clock = opts.clock;
+    this.#beforeTick = opts.beforeTick;
     this.limits = { ...LIMITS, ...opts.limits };
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
@@ -772,6 +780,7 @@ export class GameServer {
    * instance that throws is closed on its own; the others tick on.
    */
   tick(): void {
+    this.#beforeTick?.();
     const started = this.clock.now();
     const serverTick = this.scheduler.stats.ticks;
     for (const instance of [...this.instances.values()]) {

@@ -7,6 +7,8 @@
  */
 import assert from "node:assert/strict";
 import { FrontDoor } from "../../net/server/front_door.ts";
+import type { NativeTcp } from "../../net/server/native_tcp.ts";
+import { onBothSockets } from "./socket_kinds.ts";
 import { realClock } from "../../net/server/scheduler.ts";
 import { type ServerSocket, upgradeWebSocket } from "../../net/server/server_socket.ts";
 
@@ -32,11 +34,12 @@ interface Seen {
 }
 
 /** A door whose /ws is ended by the door; /no answers 403; nothing behind it otherwise. */
-function door(): { door: FrontDoor; sockets: Seen[] } {
+function door(native: NativeTcp | undefined): { door: FrontDoor; sockets: Seen[] } {
   const sockets: Seen[] = [];
   const d = FrontDoor.listen({
     hostname: "127.0.0.1",
     port: 0,
+    native,
     // Nothing listens there: only door-ended sockets are used in these tests.
     backend: { hostname: "127.0.0.1", port: 9 },
     limits: LIMITS,
@@ -111,38 +114,41 @@ async function until(check: () => boolean, what: string, ms = 2000): Promise<voi
   }
 }
 
-Deno.test("a door-ended socket carries messages both ways; the server's close reaches the client", async () => {
-  const { door: d, sockets } = door();
-  await using _ = d;
-  const ws = await connect(d, sockets);
-  const got: Uint8Array[] = [];
-  ws.onmessage = (e) => got.push(new Uint8Array(e.data as ArrayBuffer));
-  const seen = sockets[0];
-  assert.equal(seen.peer, "127.0.0.1", "the door wrote the client's address");
-  const big = Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff);
-  ws.send(Uint8Array.of(1, 2, 3));
-  ws.send("hé");
-  ws.send(big);
-  await until(() => seen.messages.length === 3, "three messages");
-  assert.deepEqual(seen.messages, [Uint8Array.of(1, 2, 3), "hé", big]);
-  for (const n of [0, 125, 126, 70_000]) {
-    seen.socket.send(Uint8Array.from({ length: n }, (_, i) => (i * 7) & 0xff));
-  }
-  await until(() => got.length === 4, "four messages back");
-  assert.deepEqual(got.map((g) => g.byteLength), [0, 125, 126, 70_000]);
-  assert.deepEqual(got[3], Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7) & 0xff));
-  await until(() => seen.socket.bufferedAmount === 0, "the writes to finish");
-  const clientClosed = closedEvent(ws);
-  seen.socket.close(4009, "server restarting");
-  const e = await clientClosed;
-  assert.equal(e.code, 4009);
-  assert.equal(e.reason, "server restarting");
-  assert.deepEqual(await seen.closed, { code: "4009", reason: "server restarting" });
-  await until(() => d.stats.open === 0, "the door to let go");
-});
+onBothSockets(
+  "a door-ended socket carries messages both ways; the server's close reaches the client",
+  async (native) => {
+    const { door: d, sockets } = door(native);
+    await using _ = d;
+    const ws = await connect(d, sockets);
+    const got: Uint8Array[] = [];
+    ws.onmessage = (e) => got.push(new Uint8Array(e.data as ArrayBuffer));
+    const seen = sockets[0];
+    assert.equal(seen.peer, "127.0.0.1", "the door wrote the client's address");
+    const big = Uint8Array.from({ length: 3000 }, (_, i) => i & 0xff);
+    ws.send(Uint8Array.of(1, 2, 3));
+    ws.send("hé");
+    ws.send(big);
+    await until(() => seen.messages.length === 3, "three messages");
+    assert.deepEqual(seen.messages, [Uint8Array.of(1, 2, 3), "hé", big]);
+    for (const n of [0, 125, 126, 70_000]) {
+      seen.socket.send(Uint8Array.from({ length: n }, (_, i) => (i * 7) & 0xff));
+    }
+    await until(() => got.length === 4, "four messages back");
+    assert.deepEqual(got.map((g) => g.byteLength), [0, 125, 126, 70_000]);
+    assert.deepEqual(got[3], Uint8Array.from({ length: 70_000 }, (_, i) => (i * 7) & 0xff));
+    await until(() => seen.socket.bufferedAmount === 0, "the writes to finish");
+    const clientClosed = closedEvent(ws);
+    seen.socket.close(4009, "server restarting");
+    const e = await clientClosed;
+    assert.equal(e.code, 4009);
+    assert.equal(e.reason, "server restarting");
+    assert.deepEqual(await seen.closed, { code: "4009", reason: "server restarting" });
+    await until(() => d.stats.open === 0, "the door to let go");
+  },
+);
 
-Deno.test("a client's close reaches the server with its code and reason", async () => {
-  const { door: d, sockets } = door();
+onBothSockets("a client's close reaches the server with its code and reason", async (native) => {
+  const { door: d, sockets } = door(native);
   await using _ = d;
   const ws = await connect(d, sockets);
   const clientClosed = closedEvent(ws);
@@ -152,44 +158,50 @@ Deno.test("a client's close reaches the server with its code and reason", async 
   await until(() => d.stats.open === 0, "the door to let go");
 });
 
-Deno.test("a refused or malformed upgrade gets the app's answer and no socket", async () => {
-  const { door: d, sockets } = door();
-  await using _ = d;
-  const ask = async (path: string, key: string) => {
-    const conn = await rawUpgrade(d, path, key);
-    const chunks: Uint8Array[] = [];
-    const buf = new Uint8Array(4096);
-    for (let n; (n = await conn.read(buf)) !== null;) chunks.push(buf.slice(0, n));
-    conn.close();
-    return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
-  };
-  const refused = await ask("/ws?refuse", "dGhlIHNhbXBsZSBub25jZQ==");
-  assert.match(refused, /^HTTP\/1\.1 403 /);
-  assert.match(refused, /origin not allowed/);
-  const malformed = await ask("/ws", "nope");
-  assert.match(malformed, /^HTTP\/1\.1 400 /);
-  assert.match(malformed, /sec-websocket-key/);
-  assert.equal(sockets.length, 0);
-  await until(() => d.stats.open === 0, "the door to let go");
-});
+onBothSockets(
+  "a refused or malformed upgrade gets the app's answer and no socket",
+  async (native) => {
+    const { door: d, sockets } = door(native);
+    await using _ = d;
+    const ask = async (path: string, key: string) => {
+      const conn = await rawUpgrade(d, path, key);
+      const chunks: Uint8Array[] = [];
+      const buf = new Uint8Array(4096);
+      for (let n; (n = await conn.read(buf)) !== null;) chunks.push(buf.slice(0, n));
+      conn.close();
+      return new TextDecoder().decode(new Uint8Array(chunks.flatMap((c) => [...c])));
+    };
+    const refused = await ask("/ws?refuse", "dGhlIHNhbXBsZSBub25jZQ==");
+    assert.match(refused, /^HTTP\/1\.1 403 /);
+    assert.match(refused, /origin not allowed/);
+    const malformed = await ask("/ws", "nope");
+    assert.match(malformed, /^HTTP\/1\.1 400 /);
+    assert.match(malformed, /sec-websocket-key/);
+    assert.equal(sockets.length, 0);
+    await until(() => d.stats.open === 0, "the door to let go");
+  },
+);
 
-Deno.test("a frame over the cap is closed with 4004 and the server hears 4004", async () => {
-  const { door: d, sockets } = door();
-  await using _ = d;
-  const ws = await connect(d, sockets);
-  const clientClosed = closedEvent(ws);
-  ws.send(new Uint8Array(LIMITS.maxMessageBytes + 1));
-  const e = await clientClosed;
-  assert.equal(e.code, 4004);
-  assert.match(e.reason, /exceeds 4096/);
-  assert.equal((await sockets[0].closed).code, "4004");
-  assert.equal(sockets[0].messages.length, 0, "nothing of it reached the server");
-  assert.equal(d.stats.frameCloses, 1);
-  await until(() => d.stats.open === 0, "the door to let go");
-});
+onBothSockets(
+  "a frame over the cap is closed with 4004 and the server hears 4004",
+  async (native) => {
+    const { door: d, sockets } = door(native);
+    await using _ = d;
+    const ws = await connect(d, sockets);
+    const clientClosed = closedEvent(ws);
+    ws.send(new Uint8Array(LIMITS.maxMessageBytes + 1));
+    const e = await clientClosed;
+    assert.equal(e.code, 4004);
+    assert.match(e.reason, /exceeds 4096/);
+    assert.equal((await sockets[0].closed).code, "4004");
+    assert.equal(sockets[0].messages.length, 0, "nothing of it reached the server");
+    assert.equal(d.stats.frameCloses, 1);
+    await until(() => d.stats.open === 0, "the door to let go");
+  },
+);
 
-Deno.test("a client that stops reading is cut off once a write stalls", async () => {
-  const { door: d, sockets } = door();
+onBothSockets("a client that stops reading is cut off once a write stalls", async (native) => {
+  const { door: d, sockets } = door(native);
   await using _ = d;
   const conn = await rawUpgrade(d, "/ws", "dGhlIHNhbXBsZSBub25jZQ==");
   await until(() => sockets.length === 1, "the app's socket");

@@ -8,6 +8,8 @@
  */
 import assert from "node:assert/strict";
 import { FrontDoor } from "../../net/server/front_door.ts";
+import type { NativeTcp } from "../../net/server/native_tcp.ts";
+import { onBothSockets } from "./socket_kinds.ts";
 import { realClock } from "../../net/server/scheduler.ts";
 import { clientCloseFrame } from "../../net/server/stream_audit.ts";
 
@@ -119,10 +121,11 @@ class Backend implements AsyncDisposable {
   }
 }
 
-function door(backendPort: number): FrontDoor {
+function door(backendPort: number, native: NativeTcp | undefined): FrontDoor {
   return FrontDoor.listen({
     hostname: "127.0.0.1",
     port: 0,
+    native,
     backend: { hostname: "127.0.0.1", port: backendPort },
     limits: LIMITS,
     peerHeader: "x-warden-peer",
@@ -175,96 +178,111 @@ function close(conn: Deno.Conn): void {
   }
 }
 
-Deno.test("the door tells the server the client's address, and only the door can", async () => {
-  await using backend = new Backend();
-  await using d = door(backend.port);
-  const c = await dial(d);
-  await c.write(
-    enc.encode(
-      "GET /peer HTTP/1.1\r\nHost: x\r\nX-Warden-Peer: 6.6.6.6\r\nConnection: close\r\n\r\n",
-    ),
-  );
-  const { text } = await readAll(c, 2000);
-  close(c);
-  assert.match(text, /^HTTP\/1\.1 200 OK/);
-  assert.deepEqual(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)), {
-    peer: "127.0.0.1",
-    count: 1,
-  });
-});
+onBothSockets(
+  "the door tells the server the client's address, and only the door can",
+  async (native) => {
+    await using backend = new Backend();
+    await using d = door(backend.port, native);
+    const c = await dial(d);
+    await c.write(
+      enc.encode(
+        "GET /peer HTTP/1.1\r\nHost: x\r\nX-Warden-Peer: 6.6.6.6\r\nConnection: close\r\n\r\n",
+      ),
+    );
+    const { text } = await readAll(c, 2000);
+    close(c);
+    assert.match(text, /^HTTP\/1\.1 200 OK/);
+    assert.deepEqual(JSON.parse(text.slice(text.indexOf("\r\n\r\n") + 4)), {
+      peer: "127.0.0.1",
+      count: 1,
+    });
+  },
+);
 
-Deno.test("past maxConnectionsPerIp the next TCP connection gets 429 and is closed", async () => {
-  await using backend = new Backend();
-  await using d = door(backend.port);
-  const held = await Promise.all([1, 2, 3].map(() => dial(d)));
-  await new Promise((r) => setTimeout(r, 50));
-  const fourth = await dial(d);
-  const { text, ended } = await readAll(fourth, 2000);
-  assert.match(text, /^HTTP\/1\.1 429 Too Many Requests\r\n/);
-  assert.match(text, /too many connections from your address/);
-  assert.equal(ended, true);
-  assert.equal(d.stats.refusedPerAddress, 1);
-  assert.equal(d.openFrom("127.0.0.1"), 3);
-  for (const c of [...held, fourth]) close(c);
-});
-
-Deno.test("a request head trickled slower than headerTimeoutMs is cut off (slowloris)", async () => {
-  await using backend = new Backend();
-  await using d = door(backend.port);
-  const c = await dial(d);
-  const start = performance.now();
-  await c.write(enc.encode("GET /peer HTTP/1.1\r\nHost: x\r\n"));
-  const trickle = setInterval(() => c.write(enc.encode("X-A: b\r\n")).catch(() => {}), 100);
-  const { ended } = await readAll(c, 3000);
-  clearInterval(trickle);
-  const ms = performance.now() - start;
-  close(c);
-  console.log(`slow head cut off after ${ms.toFixed(0)} ms (limit ${LIMITS.headerTimeoutMs} ms)`);
-  assert.equal(ended, true);
-  assert.ok(ms >= LIMITS.headerTimeoutMs && ms < LIMITS.headerTimeoutMs + 1000, `${ms} ms`);
-  assert.equal(d.stats.headerTimeouts, 1);
-  assert.equal(d.stats.open, 0);
-});
-
-Deno.test("a connection that sends nothing is cut off, and so is an idle keep-alive one", async () => {
-  await using backend = new Backend();
-  await using d = door(backend.port);
-  const silent = await dial(d);
-  const keepAlive = await dial(d);
-  await keepAlive.write(enc.encode("GET /peer HTTP/1.1\r\nHost: x\r\n\r\n"));
-  const [a, b] = await Promise.all([readAll(silent, 3000), readAll(keepAlive, 3000)]);
-  close(silent);
-  close(keepAlive);
-  assert.equal(a.ended, true, "silent: gone at the first head's deadline");
-  assert.match(b.text, /^HTTP\/1\.1 200 OK/, "the keep-alive request was answered");
-  assert.equal(b.ended, true, "then closed once idle");
-  assert.equal(d.stats.headerTimeouts, 1);
-  assert.equal(d.stats.idleCloses, 1);
-});
-
-Deno.test("a client that stops reading is cut off once a write stalls; the server's side goes too", async () => {
-  await using backend = new Backend();
-  await using d = door(backend.port);
-  const c = await dial(d);
-  await c.write(enc.encode("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"));
-  // Never read: the kernel buffers fill, the door's write blocks, the stall clock runs.
-  const start = performance.now();
-  while (d.stats.writeStalls === 0 && performance.now() - start < 10_000) {
+onBothSockets(
+  "past maxConnectionsPerIp the next TCP connection gets 429 and is closed",
+  async (native) => {
+    await using backend = new Backend();
+    await using d = door(backend.port, native);
+    const held = await Promise.all([1, 2, 3].map(() => dial(d)));
     await new Promise((r) => setTimeout(r, 50));
-  }
-  const ms = performance.now() - start;
-  console.log(
-    `stalled writer cut off after ${ms.toFixed(0)} ms (stall limit ${LIMITS.writeStallMs} ms)`,
-  );
-  assert.equal(d.stats.writeStalls, 1);
-  assert.equal(d.stats.open, 0);
-  const waitBackend = performance.now();
-  while (!backend.closed.includes("/stream") && performance.now() - waitBackend < 2000) {
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  assert.ok(backend.closed.includes("/stream"), "the backend connection was closed too");
-  close(c);
-});
+    const fourth = await dial(d);
+    const { text, ended } = await readAll(fourth, 2000);
+    assert.match(text, /^HTTP\/1\.1 429 Too Many Requests\r\n/);
+    assert.match(text, /too many connections from your address/);
+    assert.equal(ended, true);
+    assert.equal(d.stats.refusedPerAddress, 1);
+    assert.equal(d.openFrom("127.0.0.1"), 3);
+    for (const c of [...held, fourth]) close(c);
+  },
+);
+
+onBothSockets(
+  "a request head trickled slower than headerTimeoutMs is cut off (slowloris)",
+  async (native) => {
+    await using backend = new Backend();
+    await using d = door(backend.port, native);
+    const c = await dial(d);
+    const start = performance.now();
+    await c.write(enc.encode("GET /peer HTTP/1.1\r\nHost: x\r\n"));
+    const trickle = setInterval(() => c.write(enc.encode("X-A: b\r\n")).catch(() => {}), 100);
+    const { ended } = await readAll(c, 3000);
+    clearInterval(trickle);
+    const ms = performance.now() - start;
+    close(c);
+    console.log(`slow head cut off after ${ms.toFixed(0)} ms (limit ${LIMITS.headerTimeoutMs} ms)`);
+    assert.equal(ended, true);
+    assert.ok(ms >= LIMITS.headerTimeoutMs && ms < LIMITS.headerTimeoutMs + 1000, `${ms} ms`);
+    assert.equal(d.stats.headerTimeouts, 1);
+    assert.equal(d.stats.open, 0);
+  },
+);
+
+onBothSockets(
+  "a connection that sends nothing is cut off, and so is an idle keep-alive one",
+  async (native) => {
+    await using backend = new Backend();
+    await using d = door(backend.port, native);
+    const silent = await dial(d);
+    const keepAlive = await dial(d);
+    await keepAlive.write(enc.encode("GET /peer HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const [a, b] = await Promise.all([readAll(silent, 3000), readAll(keepAlive, 3000)]);
+    close(silent);
+    close(keepAlive);
+    assert.equal(a.ended, true, "silent: gone at the first head's deadline");
+    assert.match(b.text, /^HTTP\/1\.1 200 OK/, "the keep-alive request was answered");
+    assert.equal(b.ended, true, "then closed once idle");
+    assert.equal(d.stats.headerTimeouts, 1);
+    assert.equal(d.stats.idleCloses, 1);
+  },
+);
+
+onBothSockets(
+  "a client that stops reading is cut off once a write stalls; the server's side goes too",
+  async (native) => {
+    await using backend = new Backend();
+    await using d = door(backend.port, native);
+    const c = await dial(d);
+    await c.write(enc.encode("GET /stream HTTP/1.1\r\nHost: x\r\n\r\n"));
+    // Never read: the kernel buffers fill, the door's write blocks, the stall clock runs.
+    const start = performance.now();
+    while (d.stats.writeStalls === 0 && performance.now() - start < 10_000) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const ms = performance.now() - start;
+    console.log(
+      `stalled writer cut off after ${ms.toFixed(0)} ms (stall limit ${LIMITS.writeStallMs} ms)`,
+    );
+    assert.equal(d.stats.writeStalls, 1);
+    assert.equal(d.stats.open, 0);
+    const waitBackend = performance.now();
+    while (!backend.closed.includes("/stream") && performance.now() - waitBackend < 2000) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(backend.closed.includes("/stream"), "the backend connection was closed too");
+    close(c);
+  },
+);
 
 /** A masked client frame of `length` payload bytes. */
 function clientFrame(opcode: number, length: number): Uint8Array {
@@ -274,34 +292,39 @@ function clientFrame(opcode: number, length: number): Uint8Array {
   return new Uint8Array([...head, 1, 2, 3, 4, ...new Uint8Array(length)]);
 }
 
-Deno.test("a frame over the cap gets a 4004 close frame between two of the server's frames", async () => {
-  await using backend = new Backend();
-  await using d = door(backend.port);
-  const c = await dial(d);
-  await c.write(
-    enc.encode("GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"),
-  );
-  await new Promise((r) => setTimeout(r, 60)); // a few server frames flow
-  await c.write(clientFrame(2, 100)); // fine
-  await c.write(clientFrame(2, 1000)); // over the cap: judged at its header
-  const { bytes, ended } = await readAll(c, 3000);
-  close(c);
-  assert.equal(ended, true);
-  // The 101's head, then whole 304-byte server frames, then the door's close frame, nothing else.
-  let at = dec.decode(bytes).indexOf("\r\n\r\n") + 4;
-  let frames = 0;
-  while (bytes[at] === 0x82) {
-    assert.deepEqual([...bytes.subarray(at, at + 4)], [0x82, 126, 1, 44], `frame ${frames}`);
-    at += 304;
-    frames++;
-  }
-  const reason = "message of 1000 bytes exceeds 256";
-  assert.deepEqual([...bytes.subarray(at, at + 4)], [0x88, 2 + reason.length, 0x0f, 0xa4]);
-  assert.equal(dec.decode(bytes.subarray(at + 4)), reason);
-  assert.ok(frames >= 2, `${frames} whole server frames came first`);
-  assert.equal(d.stats.frameCloses, 1);
-  assert.equal(backend.wsBytes.length, 1);
-  // The server got the good frame, nothing of the bad one, and the door's close (its code
-  // tells the server the client was cut off for cause).
-  assert.equal(backend.wsBytes[0], 6 + 100 + clientCloseFrame(4004, reason).byteLength);
-});
+onBothSockets(
+  "a frame over the cap gets a 4004 close frame between two of the server's frames",
+  async (native) => {
+    await using backend = new Backend();
+    await using d = door(backend.port, native);
+    const c = await dial(d);
+    await c.write(
+      enc.encode(
+        "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 60)); // a few server frames flow
+    await c.write(clientFrame(2, 100)); // fine
+    await c.write(clientFrame(2, 1000)); // over the cap: judged at its header
+    const { bytes, ended } = await readAll(c, 3000);
+    close(c);
+    assert.equal(ended, true);
+    // The 101's head, then whole 304-byte server frames, then the door's close frame, nothing else.
+    let at = dec.decode(bytes).indexOf("\r\n\r\n") + 4;
+    let frames = 0;
+    while (bytes[at] === 0x82) {
+      assert.deepEqual([...bytes.subarray(at, at + 4)], [0x82, 126, 1, 44], `frame ${frames}`);
+      at += 304;
+      frames++;
+    }
+    const reason = "message of 1000 bytes exceeds 256";
+    assert.deepEqual([...bytes.subarray(at, at + 4)], [0x88, 2 + reason.length, 0x0f, 0xa4]);
+    assert.equal(dec.decode(bytes.subarray(at + 4)), reason);
+    assert.ok(frames >= 2, `${frames} whole server frames came first`);
+    assert.equal(d.stats.frameCloses, 1);
+    assert.equal(backend.wsBytes.length, 1);
+    // The server got the good frame, nothing of the bad one, and the door's close (its code
+    // tells the server the client was cut off for cause).
+    assert.equal(backend.wsBytes[0], 6 + 100 + clientCloseFrame(4004, reason).byteLength);
+  },
+);

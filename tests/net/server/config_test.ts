@@ -29,6 +29,7 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     drainMs: 300_000,
     linkSim: undefined,
     door: { ...DOOR_LIMITS, maxMessageBytes: LIMITS.maxHelloBytes },
+    nativeTcp: true,
     tokenSecret: undefined,
     limits: {
       maxConnections: 200,
@@ -110,6 +111,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     },
     // Behind a proxy (TRUST_PROXY=1) the door does not cap per address: all is the proxy.
     door: { ...DOOR_LIMITS, maxConnectionsPerIp: 0, maxMessageBytes: LIMITS.maxHelloBytes },
+    nativeTcp: true,
     tokenSecret: undefined,
     limits: {
       maxConnections: 1000,
@@ -296,6 +298,13 @@ for (const [env, name, detail] of INVALID) {
     );
   });
 }
+
+Deno.test("the door's C-library sockets are on by default and off with NATIVE_TCP=0", () => {
+  assert.equal(loadConfig({}).nativeTcp, true);
+  assert.equal(loadConfig({ NATIVE_TCP: "0" }).nativeTcp, false);
+  assert.equal(loadConfig({ NATIVE_TCP: "1" }).nativeTcp, true);
+  assert.throws(() => loadConfig({ NATIVE_TCP: "yes" }), /NATIVE_TCP must be 0 or 1/);
+});
 
 Deno.test("the front door is on by default, off with FRONT_DOOR=0 and by default on Deno Deploy (so is the drain)", () => {
   assert.ok(loadConfig({}).door);
