@@ -9,13 +9,48 @@ import { NativeConn, NativeTcp, netAddr, sockaddr } from "../../../net/server/na
 
 const onLinux = { ignore: Deno.build.os !== "linux" };
 
-/** A set with a listener on a free loopback port; closed (all of it) by the test's end. */
-function listening(): { tcp: NativeTcp; port: number; accept(): Promise<NativeConn> } {
-  const tcp = NativeTcp.open();
-  assert.ok(tcp, "the C library's sockets open on Linux with FFI allowed");
-  const listener = tcp.listen({ hostname: "127.0.0.1", port: 0 });
-  assert.ok(listener);
-  return { tcp, port: listener.addr.port, accept: () => listener.accept() };
+/** A client (Deno's) and the server's end of the same connection (the C library's). */
+interface Pair {
+  client: Deno.TcpConn;
+  conn: NativeConn;
+}
+
+/**
+ * A Linux-only test with a set listening on a free loopback port and one connection
+ * open; `dial` opens more. Everything is closed at the end, whatever the test left open.
+ */
+function withConnection(
+  name: string,
+  fn: (pair: Pair, opts: { tcp: NativeTcp; dial(): Promise<Pair> }) => Promise<void>,
+): void {
+  Deno.test({
+    ...onLinux,
+    name,
+    fn: async () => {
+      const tcp = NativeTcp.open();
+      assert.ok(tcp, "the C library's sockets open on Linux with FFI allowed");
+      const clients: Deno.TcpConn[] = [];
+      try {
+        const listener = tcp.listen({ hostname: "127.0.0.1", port: 0 });
+        assert.ok(listener);
+        const dial = async (): Promise<Pair> => {
+          const client = await Deno.connect({ hostname: "127.0.0.1", port: listener.addr.port });
+          clients.push(client);
+          return { client, conn: await listener.accept() };
+        };
+        await fn(await dial(), { tcp, dial });
+      } finally {
+        for (const c of clients) {
+          try {
+            c.close();
+          } catch {
+            // closed by the test
+          }
+        }
+        tcp.close();
+      }
+    },
+  });
 }
 
 async function readExactly(conn: Deno.Conn, n: number): Promise<Uint8Array> {
@@ -28,162 +63,113 @@ async function readExactly(conn: Deno.Conn, n: number): Promise<Uint8Array> {
   return out;
 }
 
-Deno.test({
-  ...onLinux,
-  name: "bytes go both ways in order, and the peer's address is the client's",
-  fn: async () => {
-    const { tcp, port, accept } = listening();
-    try {
-      const client = await Deno.connect({ hostname: "127.0.0.1", port });
-      const conn = await accept();
-      assert.equal(conn.remoteAddr.hostname, "127.0.0.1");
-      assert.equal(conn.remoteAddr.port, client.localAddr.port);
-      await client.write(new TextEncoder().encode("hello"));
-      const buf = new Uint8Array(64);
-      const n = await conn.read(buf);
-      assert.equal(new TextDecoder().decode(buf.subarray(0, n!)), "hello");
-      assert.equal(await conn.write(new TextEncoder().encode("world")), 5);
-      assert.equal(new TextDecoder().decode(await readExactly(client, 5)), "world");
-      client.close();
-      assert.equal(await conn.read(buf), null, "the client's close reads as the end");
-      conn.close();
-    } finally {
-      tcp.close();
-    }
+withConnection(
+  "bytes go both ways in order, and the peer's address is the client's",
+  async ({ client, conn }) => {
+    assert.equal(conn.remoteAddr.hostname, "127.0.0.1");
+    assert.equal(conn.remoteAddr.port, client.localAddr.port);
+    await client.write(new TextEncoder().encode("hello"));
+    const buf = new Uint8Array(64);
+    const n = await conn.read(buf);
+    assert.equal(new TextDecoder().decode(buf.subarray(0, n!)), "hello");
+    assert.equal(await conn.write(new TextEncoder().encode("world")), 5);
+    assert.equal(new TextDecoder().decode(await readExactly(client, 5)), "world");
+    client.close();
+    assert.equal(await conn.read(buf), null, "the client's close reads as the end");
+    conn.close();
   },
-});
+);
 
-Deno.test({
-  ...onLinux,
-  name: "a write larger than the socket takes at once goes out whole, in order, as the peer reads",
-  fn: async () => {
-    const { tcp, port, accept } = listening();
-    try {
-      const client = await Deno.connect({ hostname: "127.0.0.1", port });
-      const conn = await accept();
-      const big = new Uint8Array(16 * 1024 * 1024);
-      for (let i = 0; i < big.length; i++) big[i] = (i * 31 + (i >> 16)) & 0xff;
-      // As the door writes: what the socket took, then the rest.
-      const writing = (async () => {
-        let calls = 0;
-        for (let at = 0; at < big.length; calls++) at += await conn.write(big.subarray(at));
-        return calls;
-      })();
-      const got = await readExactly(client, big.length);
-      const calls = await writing;
-      assert.ok(calls > 1, "the socket could not take 16 MiB in one call");
-      assert.deepEqual(got, big);
-      client.close();
-      conn.close();
-    } finally {
-      tcp.close();
-    }
+withConnection(
+  "a write larger than the socket takes at once goes out whole, in order, as the peer reads",
+  async ({ client, conn }) => {
+    const big = new Uint8Array(16 * 1024 * 1024);
+    for (let i = 0; i < big.length; i++) big[i] = (i * 31 + (i >> 16)) & 0xff;
+    // As the door writes: what the socket took, then the rest.
+    const writing = (async () => {
+      let calls = 0;
+      for (let at = 0; at < big.length; calls++) at += await conn.write(big.subarray(at));
+      return calls;
+    })();
+    const got = await readExactly(client, big.length);
+    const calls = await writing;
+    assert.ok(calls > 1, "the socket could not take 16 MiB in one call");
+    assert.deepEqual(got, big);
   },
-});
+);
 
-Deno.test({
-  ...onLinux,
-  name: "writes that wait for room go out whole and in the order they were made",
-  fn: async () => {
-    const { tcp, port, accept } = listening();
-    try {
-      const client = await Deno.connect({ hostname: "127.0.0.1", port });
-      const conn = await accept();
-      const fill = new Uint8Array(32 * 1024 * 1024).fill(1);
-      const took = await conn.write(fill); // what the socket's buffers hold; the rest is dropped
-      assert.ok(took < fill.length, "the socket took less than 32 MiB");
-      const a = new Uint8Array(3 * 1024 * 1024).fill(2);
-      const b = new Uint8Array(5).fill(3);
-      const writes = [conn.write(a), conn.write(b)];
-      const got = await readExactly(client, took + a.length + b.length);
-      assert.deepEqual(await Promise.all(writes), [a.length, b.length]);
-      assert.ok(got.subarray(0, took).every((x) => x === 1));
-      assert.ok(got.subarray(took, took + a.length).every((x) => x === 2));
-      assert.ok(got.subarray(took + a.length).every((x) => x === 3));
-      client.close();
-      conn.close();
-    } finally {
-      tcp.close();
-    }
+withConnection(
+  "writes that wait for room go out whole and in the order they were made",
+  async ({ client, conn }) => {
+    const fill = new Uint8Array(32 * 1024 * 1024).fill(1);
+    const took = await conn.write(fill); // what the socket's buffers hold; the rest is dropped
+    assert.ok(took < fill.length, "the socket took less than 32 MiB");
+    const a = new Uint8Array(3 * 1024 * 1024).fill(2);
+    const b = new Uint8Array(5).fill(3);
+    const writes = [conn.write(a), conn.write(b)];
+    const got = await readExactly(client, took + a.length + b.length);
+    assert.deepEqual(await Promise.all(writes), [a.length, b.length]);
+    assert.ok(got.subarray(0, took).every((x) => x === 1));
+    assert.ok(got.subarray(took, took + a.length).every((x) => x === 2));
+    assert.ok(got.subarray(took + a.length).every((x) => x === 3));
   },
-});
+);
 
-Deno.test({
-  ...onLinux,
-  name: "pushed reads carry every chunk, then null once at the peer's end",
-  fn: async () => {
-    const { tcp, port, accept } = listening();
-    try {
-      const client = await Deno.connect({ hostname: "127.0.0.1", port });
-      const conn = await accept();
-      const chunks: string[] = [];
-      let ends = 0;
-      const ended = new Promise<void>((done) =>
-        conn.onData((chunk) => {
-          if (chunk === null) {
-            ends++;
-            done();
-          } else {
-            chunks.push(new TextDecoder().decode(chunk));
-          }
-        })
-      );
-      await assert.rejects(conn.read(new Uint8Array(8)), /pushes its reads/);
-      for (const word of ["one ", "two ", "three"]) {
-        await client.write(new TextEncoder().encode(word));
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      client.close();
-      await ended;
-      assert.equal(chunks.join(""), "one two three");
-      await new Promise((r) => setTimeout(r, 20));
-      assert.equal(ends, 1, "the end is told once, however many polls see it");
-      conn.close();
-    } finally {
-      tcp.close();
+withConnection(
+  "pushed reads carry every chunk, then null once at the peer's end",
+  async ({ client, conn }) => {
+    const chunks: string[] = [];
+    let ends = 0;
+    const ended = new Promise<void>((done) =>
+      conn.onData((chunk) => {
+        if (chunk === null) {
+          ends++;
+          done();
+        } else {
+          chunks.push(new TextDecoder().decode(chunk));
+        }
+      })
+    );
+    await assert.rejects(conn.read(new Uint8Array(8)), /pushes its reads/);
+    for (const word of ["one ", "two ", "three"]) {
+      await client.write(new TextEncoder().encode(word));
+      await new Promise((r) => setTimeout(r, 10));
     }
+    client.close();
+    await ended;
+    assert.equal(chunks.join(""), "one two three");
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(ends, 1, "the end is told once, however many polls see it");
   },
-});
+);
 
-Deno.test({
-  ...onLinux,
-  name:
-    "closeWrite lets the peer read the end after the bytes; close ends a pending read and pushed reads",
-  fn: async () => {
-    const { tcp, port, accept } = listening();
-    try {
-      const a = await Deno.connect({ hostname: "127.0.0.1", port });
-      const connA = await accept();
-      await connA.write(new TextEncoder().encode("bye"));
-      await connA.closeWrite();
-      assert.equal(new TextDecoder().decode(await readExactly(a, 3)), "bye");
-      assert.equal(await a.read(new Uint8Array(8)), null);
-      // Our reading half still works after closeWrite.
-      await a.write(new TextEncoder().encode("ok"));
-      const buf = new Uint8Array(8);
-      assert.equal(await connA.read(buf), 2);
-      const pending = connA.read(buf);
-      connA.close();
-      assert.equal(await pending, null);
-      assert.throws(() => connA.close(), Deno.errors.BadResource);
-      await assert.rejects(connA.write(buf), Deno.errors.BadResource);
-      a.close();
+withConnection(
+  "closeWrite lets the peer read the end after the bytes; close ends a pending read and pushed reads",
+  async ({ client: a, conn: connA }, { tcp, dial }) => {
+    await connA.write(new TextEncoder().encode("bye"));
+    await connA.closeWrite();
+    assert.equal(new TextDecoder().decode(await readExactly(a, 3)), "bye");
+    assert.equal(await a.read(new Uint8Array(8)), null);
+    // Our reading half still works after closeWrite.
+    await a.write(new TextEncoder().encode("ok"));
+    const buf = new Uint8Array(8);
+    assert.equal(await connA.read(buf), 2);
+    const pending = connA.read(buf);
+    connA.close();
+    assert.equal(await pending, null);
+    assert.throws(() => connA.close(), Deno.errors.BadResource);
+    await assert.rejects(connA.write(buf), Deno.errors.BadResource);
 
-      const b = await Deno.connect({ hostname: "127.0.0.1", port });
-      const connB = await accept();
-      const pushedEnd = new Promise<Uint8Array | null>((done) =>
-        connB.onData((chunk) => chunk === null && done(chunk))
-      );
-      connB.close();
-      assert.equal(await pushedEnd, null);
-      assert.equal(await b.read(new Uint8Array(8)), null, "the peer reads the end");
-      b.close();
-      assert.equal(tcp.size, 1, "only the listener is left in the set");
-    } finally {
-      tcp.close();
-    }
+    const { client: b, conn: connB } = await dial();
+    const pushedEnd = new Promise<Uint8Array | null>((done) =>
+      connB.onData((chunk) => chunk === null && done(chunk))
+    );
+    connB.close();
+    assert.equal(await pushedEnd, null);
+    assert.equal(await b.read(new Uint8Array(8)), null, "the peer reads the end");
+    assert.equal(tcp.size, 1, "only the listener is left in the set");
   },
-});
+);
 
 Deno.test({
   ...onLinux,
