@@ -6,6 +6,7 @@ import {
   type CertificatePair,
   ClusterNode,
   type Config,
+  errorText,
   FrontDoor,
   GameServer,
   loadConfig,
@@ -156,7 +157,10 @@ if (import.meta.main) {
   // The door's sockets through the C library, polled by the game loop before each tick (and
   // by their own timer a little over a tick after the last poll, should the loop stall).
   const native = config.door && config.nativeTcp
-    ? NativeTcp.open({ pollMs: TICK_MS + 4 })
+    ? NativeTcp.open({
+      pollMs: TICK_MS + 4,
+      onError: (err) => log("door_socket_error", { error: errorText(err) }),
+    })
     : undefined;
   const server = new GameServer({
     // BOSS_RUSH (load tests): dungeons open on the boss after a short wait to fill up.

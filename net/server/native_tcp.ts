@@ -107,11 +107,16 @@ export class NativeTcp {
   /** Connections in the set (the rest are listeners). */
   #conns = 0;
   readonly #pollMs: number;
+  readonly #onError: (err: unknown) => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
 
-  private constructor(lib: Deno.DynamicLibrary<typeof SYMBOLS>, pollMs: number) {
+  private constructor(
+    lib: Deno.DynamicLibrary<typeof SYMBOLS>,
+    opts: { pollMs: number; onError: (err: unknown) => void },
+  ) {
     this.#lib = lib;
-    this.#pollMs = pollMs;
+    this.#pollMs = opts.pollMs;
+    this.#onError = opts.onError;
     this.#c = lib.symbols;
     this.#eventBytes = Deno.build.arch === "x86_64" ? 12 : 16;
     this.#dataAt = Deno.build.arch === "x86_64" ? 4 : 8;
@@ -126,13 +131,22 @@ export class NativeTcp {
     if (this.#ep < 0) throw new SocketError("epoll_create1", this.errno());
   }
 
-  /** The C library's sockets, or undefined where they cannot be had (see the file's note). */
-  static open(opts: { pollMs?: number } = {}): NativeTcp | undefined {
+  /**
+   * The C library's sockets, or undefined where they cannot be had (see the file's note).
+   * `onError` hears what a socket's owner threw while handling its bytes (that socket is
+   * closed; the others read on); by default it goes to console.error.
+   */
+  static open(
+    opts: { pollMs?: number; onError?: (err: unknown) => void } = {},
+  ): NativeTcp | undefined {
     if (Deno.build.os !== "linux") return undefined;
     if (Deno.build.arch !== "x86_64" && Deno.build.arch !== "aarch64") return undefined;
     if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
     try {
-      return new NativeTcp(Deno.dlopen("libc.so.6", SYMBOLS), opts.pollMs ?? POLL_MS);
+      return new NativeTcp(Deno.dlopen("libc.so.6", SYMBOLS), {
+        pollMs: opts.pollMs ?? POLL_MS,
+        onError: opts.onError ?? ((err) => console.error("native socket:", err)),
+      });
     } catch {
       return undefined;
     }
@@ -231,10 +245,10 @@ export class NativeTcp {
         try {
           handle.ready(v.getUint32(at, true));
         } catch (err) {
-          // A handle's own error must not stop the others' reads: it surfaces on a microtask.
-          queueMicrotask(() => {
-            throw err;
-          });
+          // One socket's trouble costs that socket (its owner hears the end), never the
+          // others' reads or the process.
+          this.#onError(err);
+          if (handle instanceof NativeConn && !handle.closed) handle.close();
         }
       }
       if (n < MAX_EVENTS) break;
@@ -358,6 +372,11 @@ export class NativeConn implements Pollable {
     // Small frames go out as they are written: a game sends one per tick per client.
     tcp.c.setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, new Int32Array([1]), 4);
     tcp.register(fd, this);
+  }
+
+  /** Closed by its owner (or by the set, after its owner threw). */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   /** Bytes into `buf`: their count, or null at the end (or once closed). */

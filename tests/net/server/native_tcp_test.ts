@@ -143,6 +143,44 @@ withConnection(
   },
 );
 
+Deno.test({
+  ...onLinux,
+  name: "an owner that throws on its bytes costs its own socket only: the others read on",
+  fn: async () => {
+    const errors: unknown[] = [];
+    const tcp = NativeTcp.open({ onError: (err) => errors.push(err) });
+    assert.ok(tcp);
+    const listener = tcp.listen({ hostname: "127.0.0.1", port: 0 })!;
+    const dial = () => Deno.connect({ hostname: "127.0.0.1", port: listener.addr.port });
+    const [bad, good] = [await dial(), await dial()];
+    try {
+      const [badConn, goodConn] = [await listener.accept(), await listener.accept()];
+      badConn.onData((chunk) => {
+        if (chunk) throw new Error("a bug in the owner");
+      });
+      const heard: string[] = [];
+      goodConn.onData((chunk) => chunk && heard.push(new TextDecoder().decode(chunk)));
+      await bad.write(new TextEncoder().encode("boom"));
+      await good.write(new TextEncoder().encode("still here"));
+      assert.equal(await bad.read(new Uint8Array(8)), null, "the thrower's socket is closed");
+      await good.write(new TextEncoder().encode(", and here"));
+      const deadline = Date.now() + 2000;
+      while (heard.join("") !== "still here, and here" && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      assert.equal(heard.join(""), "still here, and here");
+      assert.equal(errors.length, 1);
+      assert.match(String(errors[0]), /a bug in the owner/);
+      assert.equal(badConn.closed, true);
+      assert.equal(goodConn.closed, false);
+    } finally {
+      bad.close();
+      good.close();
+      tcp.close();
+    }
+  },
+});
+
 withConnection(
   "closeWrite lets the peer read the end after the bytes; close ends a pending read and pushed reads",
   async ({ client: a, conn: connA }, { tcp, dial }) => {
