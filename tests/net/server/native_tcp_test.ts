@@ -63,6 +63,19 @@ async function readExactly(conn: Deno.Conn, n: number): Promise<Uint8Array> {
   return out;
 }
 
+/** `promise`, or a failure after `ms` (a test that would wait forever fails instead). */
+async function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`nothing after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 withConnection(
   "bytes go both ways in order, and the peer's address is the client's",
   async ({ client, conn }) => {
@@ -91,7 +104,7 @@ withConnection(
       for (let at = 0; at < big.length; calls++) at += await conn.write(big.subarray(at));
       return calls;
     })();
-    const got = await readExactly(client, big.length);
+    const got = await within(10_000, readExactly(client, big.length));
     const calls = await writing;
     assert.ok(calls > 1, "the socket could not take 16 MiB in one call");
     assert.deepEqual(got, big);
@@ -101,17 +114,30 @@ withConnection(
 withConnection(
   "writes that wait for room go out whole and in the order they were made",
   async ({ client, conn }) => {
-    const fill = new Uint8Array(32 * 1024 * 1024).fill(1);
-    const took = await conn.write(fill); // what the socket's buffers hold; the rest is dropped
-    assert.ok(took < fill.length, "the socket took less than 32 MiB");
-    const a = new Uint8Array(3 * 1024 * 1024).fill(2);
+    // Fill the socket until a write has to wait (the kernel may grow its buffers meanwhile).
+    const chunk = new Uint8Array(1 << 20).fill(1);
+    let took = 0;
+    let waiting: Promise<number> | undefined;
+    for (let i = 0; i < 512 && !waiting; i++) {
+      const write = conn.write(chunk);
+      // Settled already (the socket took some) or left waiting for room.
+      const n = await Promise.race([write, Promise.resolve(-1)]);
+      if (n < 0) waiting = write;
+      else took += n;
+    }
+    assert.ok(waiting, "512 MiB filled the socket");
+    const a = new Uint8Array(3 << 20).fill(2);
     const b = new Uint8Array(5).fill(3);
-    const writes = [conn.write(a), conn.write(b)];
-    const got = await readExactly(client, took + a.length + b.length);
-    assert.deepEqual(await Promise.all(writes), [a.length, b.length]);
-    assert.ok(got.subarray(0, took).every((x) => x === 1));
-    assert.ok(got.subarray(took, took + a.length).every((x) => x === 2));
-    assert.ok(got.subarray(took + a.length).every((x) => x === 3));
+    const writes = [waiting, conn.write(a), conn.write(b)];
+    const got = await within(
+      10_000,
+      readExactly(client, took + chunk.length + a.length + b.length),
+    );
+    assert.deepEqual(await Promise.all(writes), [chunk.length, a.length, b.length]);
+    const ones = took + chunk.length;
+    assert.ok(got.subarray(0, ones).every((x) => x === 1));
+    assert.ok(got.subarray(ones, ones + a.length).every((x) => x === 2));
+    assert.ok(got.subarray(ones + a.length).every((x) => x === 3));
   },
 );
 
@@ -136,7 +162,7 @@ withConnection(
       await new Promise((r) => setTimeout(r, 10));
     }
     client.close();
-    await ended;
+    await within(10_000, ended);
     assert.equal(chunks.join(""), "one two three");
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(ends, 1, "the end is told once, however many polls see it");
