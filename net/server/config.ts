@@ -20,10 +20,10 @@ import { parseSecret, randomId } from "./tokens.ts";
  * - single-threaded garbage collection: a process is one core's worth of game (the load
  *   test pins it to one), and V8's collector threads on that core only take it from the
  *   tick mid-step; the scavenges already run between ticks, on the main thread;
- * - an old generation let grow to five times what a full collection left live (V8 grows it
- *   by less, and less again under load): with the collector on the main thread, a full
- *   collection's last pause is 10–35 ms, and one over a tick makes the next tick late.
- *   Fewer of them, for ~40 MB more memory at 600 players.
+ * - an old generation let grow to five times what a full collection left live (V8 otherwise
+ *   picks 1.1 to 4 times, from how fast its collector and the program run): with the
+ *   collector on the main thread, a full collection's last pause is 10–35 ms, and one over
+ *   a tick makes the next tick late. Fewer of them, for ~40 MB more memory at 600 players.
  */
 export const SERVER_V8_FLAGS =
   "--max-semi-space-size=8,--no-allocation-site-pretenuring,--single-threaded-gc,--heap-growing-percent=400";
