@@ -17,6 +17,7 @@
 import { freePort } from "./redis_server.ts";
 import { command, cpuMs, hasTaskset } from "./loadtest.ts";
 import { NativeTcp } from "../net/server/native_tcp.ts";
+import type { DoorConn } from "../net/server/front_door.ts";
 
 const TICK_MS = 1000 / 60;
 const FRAME = new Uint8Array(60).fill(7);
@@ -27,12 +28,7 @@ function arg(name: string, fallback: string): string {
 }
 
 /** What the server needs of a connection: Deno's TcpConn, or the C library's. */
-interface FloorConn {
-  read(buf: Uint8Array): Promise<number | null>;
-  write(bytes: Uint8Array): Promise<number>;
-  onData?(fn: (chunk: Uint8Array | null) => void): void;
-  setNoDelay?(on: boolean): void;
-}
+type FloorConn = Pick<DoorConn, "read" | "write" | "onData"> & { setNoDelay?(on: boolean): void };
 
 /** The server: accepts, reads everything, writes each client 20 frames a second. */
 async function serve(port: number, native: boolean): Promise<void> {

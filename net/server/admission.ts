@@ -65,22 +65,44 @@ export function addressKey(ip: string): string {
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(s);
   if (mapped) return mapped[1];
   if (!s.includes(":")) return s;
-  const groups = expandIpv6(s);
-  return groups ? `${groups.slice(0, 4).join(":")}::/64` : s;
+  const groups = ipv6Groups(s);
+  return groups ? `${groups.slice(0, 4).map((g) => g.toString(16)).join(":")}::/64` : s;
 }
 
-function expandIpv6(s: string): string[] | undefined {
-  const zone = s.indexOf("%");
-  const addr = zone >= 0 ? s.slice(0, zone) : s;
-  const halves = addr.split("::");
+/** The four bytes of a dotted IPv4 literal, or undefined. */
+export function ipv4Bytes(s: string): number[] | undefined {
+  const parts = s.split(".");
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) {
+    return undefined;
+  }
+  return parts.map(Number);
+}
+
+/**
+ * The eight 16-bit groups of an IPv6 literal (any case; a zone after "%" ignored; the
+ * last two groups may be written as a dotted IPv4 address), or undefined.
+ */
+export function ipv6Groups(text: string): number[] | undefined {
+  const zone = text.indexOf("%");
+  const halves = (zone >= 0 ? text.slice(0, zone) : text).split("::");
   if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(":") : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
+  const groups = (part: string): number[] | undefined => {
+    const out: number[] = [];
+    const items = part ? part.split(":") : [];
+    for (let i = 0; i < items.length; i++) {
+      const v4 = i === items.length - 1 ? ipv4Bytes(items[i]) : undefined;
+      if (v4) out.push((v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]);
+      else if (/^[0-9a-fA-F]{1,4}$/.test(items[i])) out.push(parseInt(items[i], 16));
+      else return undefined;
+    }
+    return out;
+  };
+  const head = groups(halves[0]);
+  const tail = halves.length === 2 ? groups(halves[1]) : [];
+  if (!head || !tail) return undefined;
   const missing = 8 - head.length - tail.length;
   if (missing < 0 || (halves.length === 1 && missing !== 0)) return undefined;
-  const groups = [...head, ...Array(missing).fill("0"), ...tail];
-  if (!groups.every((g) => /^[0-9a-f]{1,4}$/.test(g))) return undefined;
-  return groups.map((g) => parseInt(g, 16).toString(16));
+  return [...head, ...Array(missing).fill(0), ...tail];
 }
 
 /** Why an address may not connect now. */

@@ -16,6 +16,7 @@
  * door runs on either. `NativeTcp.open()` is undefined where this cannot work (another
  * OS or CPU, no FFI permission, no libc): the door then uses Deno's sockets.
  */
+import { ipv4Bytes, ipv6Groups } from "./admission.ts";
 
 const EPOLLIN = 0x1;
 const EPOLLOUT = 0x4;
@@ -547,7 +548,7 @@ export function sockaddr(hostname: string, port: number): Uint8Array | undefined
   const host = hostname.startsWith("[") && hostname.endsWith("]")
     ? hostname.slice(1, -1)
     : hostname;
-  const v4 = parseIpv4(host);
+  const v4 = ipv4Bytes(host);
   if (v4) {
     const out = new Uint8Array(16);
     out[0] = AF_INET; // sa_family is host order: little-endian on both supported CPUs
@@ -556,13 +557,17 @@ export function sockaddr(hostname: string, port: number): Uint8Array | undefined
     out.set(v4, 4);
     return out;
   }
-  const v6 = parseIpv6(host);
+  // A zone ("fe80::1%eth0") would need its interface's index: left to Deno.listen.
+  const v6 = host.includes("%") ? undefined : ipv6Groups(host);
   if (!v6) return undefined;
   const out = new Uint8Array(28);
   out[0] = AF_INET6;
   out[2] = port >> 8;
   out[3] = port & 0xff;
-  out.set(v6, 8);
+  v6.forEach((g, i) => {
+    out[8 + 2 * i] = g >> 8;
+    out[9 + 2 * i] = g & 0xff;
+  });
   return out;
 }
 
@@ -573,52 +578,6 @@ export function netAddr(sa: Uint8Array): Deno.NetAddr {
     return { transport: "tcp", hostname: sa.subarray(4, 8).join("."), port };
   }
   return { transport: "tcp", hostname: formatIpv6(sa.subarray(8, 24)), port };
-}
-
-function parseIpv4(s: string): Uint8Array | undefined {
-  const parts = s.split(".");
-  if (parts.length !== 4) return undefined;
-  const out = new Uint8Array(4);
-  for (let i = 0; i < 4; i++) {
-    if (!/^\d{1,3}$/.test(parts[i]) || Number(parts[i]) > 255) return undefined;
-    out[i] = Number(parts[i]);
-  }
-  return out;
-}
-
-function parseIpv6(s: string): Uint8Array | undefined {
-  if (!/^[0-9a-fA-F:.]+$/.test(s) || s.split("::").length > 2) return undefined;
-  const [head, tail] = s.includes("::") ? s.split("::") : [s, undefined];
-  const groups = (part: string): number[] | undefined => {
-    if (part === "") return [];
-    const out: number[] = [];
-    const items = part.split(":");
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      if (i === items.length - 1 && item.includes(".")) {
-        const v4 = parseIpv4(item);
-        if (!v4) return undefined;
-        out.push((v4[0] << 8) | v4[1], (v4[2] << 8) | v4[3]);
-      } else if (/^[0-9a-fA-F]{1,4}$/.test(item)) {
-        out.push(parseInt(item, 16));
-      } else {
-        return undefined;
-      }
-    }
-    return out;
-  };
-  const a = groups(head);
-  const b = tail === undefined ? [] : groups(tail);
-  if (!a || !b) return undefined;
-  const missing = 8 - a.length - b.length;
-  if (tail === undefined ? missing !== 0 : missing < 1) return undefined;
-  const all = [...a, ...new Array(tail === undefined ? 0 : missing).fill(0), ...b];
-  const out = new Uint8Array(16);
-  all.forEach((g, i) => {
-    out[2 * i] = g >> 8;
-    out[2 * i + 1] = g & 0xff;
-  });
-  return out;
 }
 
 /** RFC 5952 text (an IPv4-mapped address as ::ffff:a.b.c.d), as Deno prints addresses. */
