@@ -35,12 +35,16 @@ const DRAIN_POLL_MS = 250;
 
 /** Events that mean a bug: written at every log level. */
 const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", "registry_down"]);
+/** Events that mean trouble, not a bug: written at `warn` and `info`. */
+const WARN_EVENTS = new Set(["slow_tick"]);
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
-  const quiet = minLevel === "warn" || minLevel === "error";
+  const shown = (event: string) =>
+    ERROR_EVENTS.has(event) ||
+    (minLevel !== "error" && (minLevel !== "warn" || WARN_EVENTS.has(event)));
   return (event, fields) => {
-    if (quiet && !ERROR_EVENTS.has(event)) return;
+    if (!shown(event)) return;
     console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }));
   };
 }

@@ -132,6 +132,18 @@ export function closeLabel(code: string): string {
 /** Ticks between two sweeps for idle players (and stale per-address entries). */
 const SWEEP_TICKS = 30;
 
+/**
+ * A tick longer than this is slow: half the tick's budget, and the p99 the capacity goal
+ * holds a process to (docs/NETCODE.md, "Capacity").
+ */
+export const SLOW_TICK_MS = 8;
+
+/**
+ * At most one `slow_tick` line this often; the slow ticks between are counted into the next
+ * (/metrics has them all: the tick histogram's bucket at 8 ms).
+ */
+export const SLOW_TICK_LOG_MS = 10_000;
+
 /** Upper bounds of the tick duration histogram, in ms. */
 export const TICK_MS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16];
 
@@ -291,6 +303,9 @@ export class GameServer {
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
   #hub: Instance;
+  /** Slow ticks since the last `slow_tick` line, and when that line was written. */
+  #slowUnlogged = 0;
+  #slowLoggedAt = -Infinity;
   /** Recent tick durations, for the load a process reports and /metrics. */
   readonly tickWindow = new TickWindow(TICK_WINDOW_TICKS);
   readonly instancePrefix: string;
@@ -783,6 +798,11 @@ export class GameServer {
     this.#beforeTick?.();
     const started = this.clock.now();
     const serverTick = this.scheduler.stats.ticks;
+    // The instance that took longest, for a slow tick's log line: one heavy world, or a
+    // stall that fell wherever the tick happened to be.
+    let slowest: Instance | undefined;
+    let slowestMs = 0;
+    let at = started;
     for (const instance of [...this.instances.values()]) {
       if (this.instances.get(instance.id) !== instance) continue; // closed earlier this tick
       let orders: TransferOrder[];
@@ -792,16 +812,26 @@ export class GameServer {
         results = instance.takeResults();
       } catch (err) {
         this.#fail(instance, { during: "step", err });
+        at = this.clock.now();
         continue;
       }
       if (orders.length > 0) this.#carryOut(instance, orders);
       if (results) this.#offerResults(instance, results);
+      const now = this.clock.now();
+      if (now - at > slowestMs) {
+        slowest = instance;
+        slowestMs = now - at;
+      }
+      at = now;
     }
     // One frame per client per tick, carrying whatever this tick (and any message
     // handled since the last one) had for it.
     for (const conn of this.connections) conn.flush();
     if (this.scheduler.stats.ticks % SWEEP_TICKS === 0) this.#sweep(started);
     const ms = this.clock.now() - started;
+    if (ms > SLOW_TICK_MS) {
+      this.#slowTick({ started, ms, slowest, slowestMs, afterMs: ms - (at - started) });
+    }
     const c = this.counters;
     c.tickMsSum += ms;
     c.tickMsCount++;
@@ -810,6 +840,38 @@ export class GameServer {
     for (let i = 0; i < TICK_MS_BUCKETS.length; i++) {
       if (ms <= TICK_MS_BUCKETS[i]) c.tickMsBuckets[i]++;
     }
+  }
+
+  /**
+   * Counts a slow tick and, at most once per SLOW_TICK_LOG_MS, logs it: how long, how many
+   * instances, the slowest of them against their mean, and the flush and sweep after them.
+   * A slowest instance far over the mean is one heavy world; a slowest instance that
+   * normally costs what the others do is a stall (the host, a collection) that fell in it.
+   */
+  #slowTick(tick: {
+    started: number;
+    ms: number;
+    slowest: Instance | undefined;
+    slowestMs: number;
+    /** The flush and sweep after the instances. */
+    afterMs: number;
+  }): void {
+    this.#slowUnlogged++;
+    if (tick.started - this.#slowLoggedAt < SLOW_TICK_LOG_MS) return;
+    const instances = this.instances.size;
+    const round = (v: number) => Math.round(v * 100) / 100;
+    this.log("slow_tick", {
+      ms: round(tick.ms),
+      instances,
+      slowest: tick.slowest?.id,
+      slowestKind: tick.slowest?.kind,
+      slowestMs: round(tick.slowestMs),
+      instanceMeanMs: instances > 0 ? round((tick.ms - tick.afterMs) / instances) : 0,
+      flushMs: round(tick.afterMs),
+      slowTicks: this.#slowUnlogged,
+    });
+    this.#slowLoggedAt = tick.started;
+    this.#slowUnlogged = 0;
   }
 
   /** Carries out one instance's transfer orders of this tick. */
