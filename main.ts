@@ -13,10 +13,13 @@ import {
   type Logger,
   mallocOf,
   NativeTcp,
+  PriorityGuard,
   quicAvailable,
+  raiseLoopPriority,
   realClock,
   selfSignedCertificate,
   SERVER_MALLOC,
+  ThreadScheduling,
   TokenSigner,
   WEBTRANSPORT_PATH,
   WebTransportServer,
@@ -36,7 +39,11 @@ const DRAIN_POLL_MS = 250;
 /** Events that mean a bug: written at every log level. */
 const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", "registry_down"]);
 /** Events that mean trouble, not a bug: written at `warn` and `info`. */
-const WARN_EVENTS = new Set(["slow_tick"]);
+const WARN_EVENTS = new Set(["slow_tick", "loop_priority_lowered"]);
+
+/** How often the loop's real-time priority is checked against dropped ticks, and how many checks in a row give it back. */
+const PRIORITY_CHECK_MS = 5000;
+const PRIORITY_OVERLOAD_CHECKS = 3;
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
@@ -47,6 +54,36 @@ function jsonLogger(minLevel: string): Logger {
     if (!shown(event)) return;
     console.log(JSON.stringify({ t: new Date().toISOString(), event, ...fields }));
   };
+}
+
+/**
+ * Puts the game loop's thread (this one: every tick runs here) at a real-time priority
+ * (net/server/loop_priority.ts), and gives it back if the loop falls behind.
+ */
+function holdLoopPriority(server: GameServer, config: Config, log: Logger): void {
+  if (config.loopPriority === "normal") {
+    log("loop_priority", { got: "normal", why: "LOOP_PRIORITY=normal" });
+    return;
+  }
+  const sched = ThreadScheduling.open();
+  const got = raiseLoopPriority(sched);
+  log("loop_priority", { ...got });
+  if (got.got !== "realtime" || !sched) return;
+  const guard = new PriorityGuard({
+    lower: () => sched.normal(),
+    overloadChecks: PRIORITY_OVERLOAD_CHECKS,
+  });
+  const timer = setInterval(() => {
+    if (!guard.check(server.scheduler.stats.ticksDropped)) return;
+    clearInterval(timer);
+    log("loop_priority_lowered", {
+      got: "normal",
+      why: `ticks dropped in ${PRIORITY_OVERLOAD_CHECKS} checks ${
+        PRIORITY_CHECK_MS / 1000
+      } s apart: overloaded, the core is given back`,
+    });
+  }, PRIORITY_CHECK_MS);
+  Deno.unrefTimer(timer);
 }
 
 /** Serves the client: the prebuilt bundle, or in dev a fresh build after every change. */
@@ -224,6 +261,7 @@ if (import.meta.main) {
   if (config.linkSim) {
     log("link_sim", { link: formatLinkSpec(config.linkSim), note: "every connection is slowed" });
   }
+  holdLoopPriority(server, config, log);
   server.start();
   // Not awaited: a registry that is down at start-up only delays placements.
   cluster?.start();

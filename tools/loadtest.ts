@@ -17,7 +17,9 @@
  * window. For each phase and step it prints one JSON line: dungeons, players, server CPU
  * ms per tick (and its V8 worker threads' part), tick p50/p99 (the server's last 10 s),
  * late ticks, snapshots/s p5 per client, payload bytes/s down per client, RSS, the malloc
- * it ran on (jemalloc preloaded as deployed, or glibc's with `--malloc=system`), and the
+ * it ran on (jemalloc preloaded as deployed, or glibc's with `--malloc=system`), the
+ * scheduling its game loop got (`LOOP_PRIORITY`, which it inherits from this process's
+ * environment: `LOOP_PRIORITY=normal deno task loadtest` to compare), and the
  * share of the machine's CPU its hypervisor took meanwhile (steal: on a shared host,
  * neighbours slow every figure down by it and more). The last line is the summary, with
  * the largest N that held.
@@ -96,6 +98,8 @@ export interface StepResult {
   rssMb: number;
   /** The malloc the server ran on, read from its memory map ("unknown": no /proc). */
   malloc: MallocName;
+  /** The scheduling of the server's game loop thread, read from /proc (LOOP_PRIORITY). */
+  loopPriority: "realtime" | "normal" | "unknown";
   botsAtBoss: number;
   botLoopWorstGapMs: number;
   /** Snapshots (since the start) whose delta named a baseline the bot did not hold. */
@@ -185,6 +189,18 @@ function stealPercent(
 ): number | null {
   if (!before || !after || after.total <= before.total) return null;
   return Math.round((1000 * (after.steal - before.steal)) / (after.total - before.total)) / 10;
+}
+
+/** The scheduling policy of a process's main thread (the game loop's), from /proc. */
+async function loopPriorityOf(pid: number): Promise<StepResult["loopPriority"]> {
+  try {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    // Field 41 (policy), counted from field 3 (state) after the command's closing paren.
+    const policy = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]);
+    return policy === 1 || policy === 2 ? "realtime" : policy === 0 ? "normal" : "unknown";
+  } catch {
+    return "unknown";
+  }
 }
 
 async function rssMb(pid: number): Promise<number> {
@@ -378,6 +394,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         },
         rssMb: await rssMb(server.pid),
         malloc: mallocOf(server.pid),
+        loopPriority: await loopPriorityOf(server.pid),
         botsAtBoss: bot.atBoss,
         botLoopWorstGapMs: bot.botLoopWorstGapMs,
         snapshotsWithoutBaseline: bot.snapshotsWithoutBaseline ?? 0,

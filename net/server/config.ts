@@ -78,6 +78,11 @@ export interface Config {
    */
   readonly nativeTcp: boolean;
   /**
+   * The game loop's thread asks for a real-time priority (net/server/loop_priority.ts):
+   * LOOP_PRIORITY, `realtime` by default; `normal` to leave it as started.
+   */
+  readonly loopPriority: "realtime" | "normal";
+  /**
    * Signs resume tokens (and, in a cluster, transfer tickets): TOKEN_SECRET. Unset on a
    * lone process: a random secret per start (tokens die with the process anyway).
    */
@@ -191,6 +196,10 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     : undefined;
   const nativeTcp = env.NATIVE_TCP ?? "1";
   if (nativeTcp !== "0" && nativeTcp !== "1") throw new Error(`NATIVE_TCP must be 0 or 1`);
+  const loopPriority = env.LOOP_PRIORITY ?? "realtime";
+  if (loopPriority !== "realtime" && loopPriority !== "normal") {
+    throw new Error(`LOOP_PRIORITY must be realtime or normal`);
+  }
   const wt = env.WEBTRANSPORT ?? "1";
   if (wt !== "0" && wt !== "1") throw new Error(`WEBTRANSPORT must be 0 or 1`);
   if (Boolean(env.TLS_CERT) !== Boolean(env.TLS_KEY)) {
@@ -226,6 +235,7 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     linkSim: linkVar(env),
     door,
     nativeTcp: nativeTcp === "1",
+    loopPriority,
     tokenSecret: cluster?.tokenSecret ?? secretVar(env),
     limits: {
       maxConnections: intVar(env, "MAX_CONNECTIONS", LIMITS.maxConnections, 1, 100000),

@@ -20,5 +20,6 @@ export * from "./session.ts";
 export * from "./connection.ts";
 export * from "./front_door.ts";
 export * from "./native_tcp.ts";
+export { PriorityGuard, raiseLoopPriority, ThreadScheduling } from "./loop_priority.ts";
 export * from "./server_socket.ts";
 export * from "./stream_audit.ts";

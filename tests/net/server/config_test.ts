@@ -30,6 +30,7 @@ Deno.test("loadConfig() with an empty environment gives the documented defaults"
     linkSim: undefined,
     door: { ...DOOR_LIMITS, maxMessageBytes: LIMITS.maxHelloBytes },
     nativeTcp: true,
+    loopPriority: "realtime",
     tokenSecret: undefined,
     limits: {
       maxConnections: 200,
@@ -112,6 +113,7 @@ Deno.test("loadConfig() takes valid overrides and normalises origins", () => {
     // Behind a proxy (TRUST_PROXY=1) the door does not cap per address: all is the proxy.
     door: { ...DOOR_LIMITS, maxConnectionsPerIp: 0, maxMessageBytes: LIMITS.maxHelloBytes },
     nativeTcp: true,
+    loopPriority: "realtime",
     tokenSecret: undefined,
     limits: {
       maxConnections: 1000,
@@ -304,6 +306,16 @@ Deno.test("the door's C-library sockets are on by default and off with NATIVE_TC
   assert.equal(loadConfig({ NATIVE_TCP: "0" }).nativeTcp, false);
   assert.equal(loadConfig({ NATIVE_TCP: "1" }).nativeTcp, true);
   assert.throws(() => loadConfig({ NATIVE_TCP: "yes" }), /NATIVE_TCP must be 0 or 1/);
+});
+
+Deno.test("the game loop asks for a real-time priority by default, and not with LOOP_PRIORITY=normal", () => {
+  assert.equal(loadConfig({}).loopPriority, "realtime");
+  assert.equal(loadConfig({ LOOP_PRIORITY: "normal" }).loopPriority, "normal");
+  assert.equal(loadConfig({ LOOP_PRIORITY: "realtime" }).loopPriority, "realtime");
+  assert.throws(
+    () => loadConfig({ LOOP_PRIORITY: "high" }),
+    /LOOP_PRIORITY must be realtime or normal/,
+  );
 });
 
 Deno.test("the front door is on by default, off with FRONT_DOOR=0 and by default on Deno Deploy (so is the drain)", () => {

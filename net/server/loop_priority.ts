@@ -1,0 +1,123 @@
+/**
+ * The game loop's thread at a real-time priority (Linux): `SCHED_FIFO` at a low priority,
+ * through the C library over Deno's FFI. Every tick, every message and every socket of the
+ * process runs on that one thread; anything else that wants its core at normal priority
+ * (V8's compiler thread, the kernel's housekeeping threads, the machine's other processes)
+ * then runs while the loop sleeps between ticks, instead of taking the core from it in the
+ * middle of one. It costs no CPU: the same work, in another order.
+ *
+ * Needs CAP_SYS_NICE, or an RLIMIT_RTPRIO of at least LOOP_RT_PRIORITY (systemd's
+ * `LimitRTPRIO=`), and a kernel or container that grants real-time time; without them the
+ * loop stays at normal priority and says why. The kernel keeps 5 % of every second for the
+ * rest of the core (`sched_rt_runtime_us`), and `PriorityGuard` gives the priority back
+ * when the loop cannot keep up, so a process in overload never holds a core.
+ */
+
+/** The loop's real-time priority: the lowest band, under the kernel's own real-time threads. */
+export const LOOP_RT_PRIORITY = 10;
+
+const SCHED_OTHER = 0;
+const SCHED_FIFO = 1;
+const EPERM = 1;
+
+const SYMBOLS = {
+  sched_setscheduler: { parameters: ["i32", "i32", "buffer"], result: "i32" },
+  __errno_location: { parameters: [], result: "pointer" },
+} as const;
+
+/** What the loop's thread runs at, and why when it is not what was asked. */
+export interface LoopPriority {
+  readonly got: "realtime" | "normal";
+  readonly why?: string;
+}
+
+/** The calling thread's scheduling, through the C library (Linux only). */
+export class ThreadScheduling {
+  readonly #lib: Deno.DynamicLibrary<typeof SYMBOLS>;
+
+  private constructor(lib: Deno.DynamicLibrary<typeof SYMBOLS>) {
+    this.#lib = lib;
+  }
+
+  /** Undefined off Linux or without the FFI permission. */
+  static open(): ThreadScheduling | undefined {
+    if (Deno.build.os !== "linux") return undefined;
+    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
+    try {
+      return new ThreadScheduling(Deno.dlopen("libc.so.6", SYMBOLS));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Puts the calling thread at `SCHED_FIFO` `priority`; the errno when refused. */
+  realtime(priority = LOOP_RT_PRIORITY): number {
+    return this.#set(SCHED_FIFO, priority);
+  }
+
+  /** Puts the calling thread back at normal priority; the errno when refused. */
+  normal(): number {
+    return this.#set(SCHED_OTHER, 0);
+  }
+
+  close(): void {
+    this.#lib.close();
+  }
+
+  #set(policy: number, priority: number): number {
+    // struct sched_param { int sched_priority; }; pid 0 is the calling thread.
+    const param = new Int32Array([priority]);
+    if (this.#lib.symbols.sched_setscheduler(0, policy, param) === 0) return 0;
+    const at = this.#lib.symbols.__errno_location();
+    return at ? new Deno.UnsafePointerView(at).getInt32(0) : -1;
+  }
+}
+
+/** Why a refusal happened, in words an operator can act on. */
+export function refusalText(errno: number): string {
+  return errno === EPERM
+    ? "not permitted: grant CAP_SYS_NICE or LimitRTPRIO=10 (deploy/README.md)"
+    : `sched_setscheduler failed (errno ${errno})`;
+}
+
+/** Asks for the loop's real-time priority on the calling thread (the one that runs the loop). */
+export function raiseLoopPriority(sched: ThreadScheduling | undefined): LoopPriority {
+  if (!sched) return { got: "normal", why: "unsupported here (Linux with --allow-ffi only)" };
+  const errno = sched.realtime();
+  return errno === 0 ? { got: "realtime" } : { got: "normal", why: refusalText(errno) };
+}
+
+/**
+ * Gives the real-time priority back when the loop falls behind: a process that drops ticks
+ * for `overloadChecks` checks in a row is overloaded, and holding a core at real-time
+ * priority would only starve the rest of the machine. Call `check` every few seconds with
+ * the scheduler's count of dropped ticks.
+ */
+export class PriorityGuard {
+  readonly #lower: () => void;
+  readonly #overloadChecks: number;
+  #dropped = 0;
+  #behind = 0;
+  #lowered = false;
+
+  constructor(opts: { lower: () => void; overloadChecks: number }) {
+    this.#lower = opts.lower;
+    this.#overloadChecks = opts.overloadChecks;
+  }
+
+  /** True once the priority has been given back. */
+  get lowered(): boolean {
+    return this.#lowered;
+  }
+
+  /** Returns true on the check that gave the priority back. */
+  check(ticksDropped: number): boolean {
+    if (this.#lowered) return false;
+    this.#behind = ticksDropped > this.#dropped ? this.#behind + 1 : 0;
+    this.#dropped = ticksDropped;
+    if (this.#behind < this.#overloadChecks) return false;
+    this.#lowered = true;
+    this.#lower();
+    return true;
+  }
+}
