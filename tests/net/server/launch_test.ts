@@ -1,11 +1,13 @@
 /**
- * Every way the server is launched carries the same V8 flags (SERVER_V8_FLAGS) and
- * preloads the same malloc (SERVER_MALLOC): a capacity figure measured under one
- * setting says nothing about a deploy that runs with another.
+ * Every way the server is launched carries the same V8 flags (SERVER_V8_FLAGS),
+ * preloads the same malloc (SERVER_MALLOC) and, where a unit file decides it, lets the
+ * game loop take its real-time priority: a capacity figure measured under one setting
+ * says nothing about a deploy that runs with another.
  */
 import assert from "node:assert/strict";
 import { SERVER_V8_FLAGS } from "../../../net/server/config.ts";
 import { mallocOf, SERVER_MALLOC } from "../../../net/server/malloc.ts";
+import { LOOP_RT_PRIORITY } from "../../../net/server/loop_priority.ts";
 
 const root = new URL("../../../", import.meta.url);
 const read = (path: string) => Deno.readTextFileSync(new URL(path, root));
@@ -62,6 +64,18 @@ Deno.test("deno task start, the Dockerfile and both systemd units preload SERVER
     assert.ok(found.length > 0, `${where} sets LD_PRELOAD`);
     for (const lib of found) assert.equal(lib, SERVER_MALLOC, where);
   }
+});
+
+Deno.test("both systemd units and the compose file let the game loop take its real-time priority", () => {
+  for (const unit of ["deploy/bullet-hell.service", "deploy/bullet-hell@.service"]) {
+    const text = read(unit);
+    assert.match(text, new RegExp(`^LimitRTPRIO=${LOOP_RT_PRIORITY}$`, "m"), unit);
+    assert.match(text, /^RestrictRealtime=no$/m, unit);
+    assert.doesNotMatch(text, /^RestrictRealtime=yes$/m, unit);
+  }
+  const compose = read("deploy/compose.yaml");
+  assert.match(compose, /cap_add: \[SYS_NICE\]/);
+  assert.match(compose, new RegExp(`rtprio: ${LOOP_RT_PRIORITY}\\b`));
 });
 
 /** What mallocOf says inside a Deno started with LD_PRELOAD=`preload`, and its stderr. */
