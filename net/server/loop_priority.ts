@@ -18,6 +18,8 @@ export const LOOP_RT_PRIORITY = 10;
 
 const SCHED_OTHER = 0;
 const SCHED_FIFO = 1;
+/** Threads and processes this thread starts from then on begin at normal priority. */
+const SCHED_RESET_ON_FORK = 0x40000000;
 const EPERM = 1;
 
 const SYMBOLS = {
@@ -50,9 +52,12 @@ export class ThreadScheduling {
     }
   }
 
-  /** Puts the calling thread at `SCHED_FIFO` `priority`; the errno when refused. */
+  /**
+   * Puts the calling thread at `SCHED_FIFO` `priority`; the errno when refused. What it
+   * starts afterwards (the runtime's worker threads, child processes) does not inherit it.
+   */
   realtime(priority = LOOP_RT_PRIORITY): number {
-    return this.#set(SCHED_FIFO, priority);
+    return this.#set(SCHED_FIFO | SCHED_RESET_ON_FORK, priority);
   }
 
   /** Puts the calling thread back at normal priority; the errno when refused. */

@@ -21,6 +21,23 @@ function policyOfThisThread(): number | undefined {
   }
 }
 
+/** The scheduling policy a Worker's thread starts with, read from /proc inside it. */
+async function policyOfANewThread(): Promise<number> {
+  const code = `const stat = Deno.readTextFileSync("/proc/thread-self/stat");
+    postMessage(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]));`;
+  const url = URL.createObjectURL(new Blob([code], { type: "application/javascript" }));
+  const worker = new Worker(url, { type: "module" });
+  try {
+    return await new Promise<number>((resolve, reject) => {
+      worker.onmessage = (e) => resolve(e.data);
+      worker.onerror = (e) => reject(e.error ?? new Error(e.message));
+    });
+  } finally {
+    worker.terminate();
+    URL.revokeObjectURL(url);
+  }
+}
+
 Deno.test("the guard gives the priority back after ticks dropped in N checks in a row, once", () => {
   let lowered = 0;
   const guard = new PriorityGuard({ lower: () => lowered++, overloadChecks: 3 });
@@ -39,7 +56,7 @@ Deno.test("the guard gives the priority back after ticks dropped in N checks in 
   assert.equal(lowered, 1);
 });
 
-Deno.test("the calling thread goes to SCHED_FIFO and back, or says why it may not", () => {
+Deno.test("the calling thread goes to SCHED_FIFO and back, or says why it may not", async () => {
   const sched = ThreadScheduling.open();
   if (!sched) {
     assert.notEqual(Deno.build.os, "linux", "Linux with FFI always gets the C library");
@@ -50,6 +67,7 @@ Deno.test("the calling thread goes to SCHED_FIFO and back, or says why it may no
     const got = raiseLoopPriority(sched);
     if (got.got === "realtime") {
       assert.equal(policyOfThisThread(), 1, "the kernel says SCHED_FIFO");
+      assert.equal(await policyOfANewThread(), 0, "a thread started now begins at normal priority");
       assert.equal(sched.normal(), 0);
       assert.equal(policyOfThisThread(), 0, "back to SCHED_OTHER");
     } else {
