@@ -79,7 +79,8 @@ export interface Config {
   readonly nativeTcp: boolean;
   /**
    * The game loop's thread asks for a real-time priority (net/server/loop_priority.ts):
-   * LOOP_PRIORITY, `realtime` by default; `normal` to leave it as started.
+   * LOOP_PRIORITY, `realtime` by default (`normal` on Deno Deploy); `normal` to leave it as
+   * started.
    */
   readonly loopPriority: "realtime" | "normal";
   /**
@@ -196,7 +197,8 @@ export function loadConfig(env: Record<string, string>, args: readonly string[] 
     : undefined;
   const nativeTcp = env.NATIVE_TCP ?? "1";
   if (nativeTcp !== "0" && nativeTcp !== "1") throw new Error(`NATIVE_TCP must be 0 or 1`);
-  const loopPriority = env.LOOP_PRIORITY ?? "realtime";
+  // Deno Deploy runs isolates, not a thread of one's own: nothing to ask for there.
+  const loopPriority = env.LOOP_PRIORITY ?? (onDeploy ? "normal" : "realtime");
   if (loopPriority !== "realtime" && loopPriority !== "normal") {
     throw new Error(`LOOP_PRIORITY must be realtime or normal`);
   }

@@ -44,8 +44,8 @@ export class ThreadScheduling {
   /** Undefined off Linux or without the FFI permission. */
   static open(): ThreadScheduling | undefined {
     if (Deno.build.os !== "linux") return undefined;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
     try {
+      if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
       return new ThreadScheduling(Deno.dlopen("libc.so.6", SYMBOLS));
     } catch {
       return undefined;

@@ -308,10 +308,11 @@ Deno.test("the door's C-library sockets are on by default and off with NATIVE_TC
   assert.throws(() => loadConfig({ NATIVE_TCP: "yes" }), /NATIVE_TCP must be 0 or 1/);
 });
 
-Deno.test("the game loop asks for a real-time priority by default, and not with LOOP_PRIORITY=normal", () => {
+Deno.test("the game loop asks for a real-time priority by default, not with LOOP_PRIORITY=normal or on Deno Deploy", () => {
   assert.equal(loadConfig({}).loopPriority, "realtime");
   assert.equal(loadConfig({ LOOP_PRIORITY: "normal" }).loopPriority, "normal");
   assert.equal(loadConfig({ LOOP_PRIORITY: "realtime" }).loopPriority, "realtime");
+  assert.equal(loadConfig({ DENO_DEPLOYMENT_ID: "abc" }).loopPriority, "normal", "not on Deploy");
   assert.throws(
     () => loadConfig({ LOOP_PRIORITY: "high" }),
     /LOOP_PRIORITY must be realtime or normal/,
