@@ -30,6 +30,7 @@ import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
 import { SERVER_V8_FLAGS } from "../net/server/config.ts";
 import { type MallocName, mallocOf, SERVER_MALLOC } from "../net/server/malloc.ts";
+import { schedPolicyOf } from "../net/server/loop_priority.ts";
 
 interface Args {
   readonly crowd: number;
@@ -194,9 +195,7 @@ function stealPercent(
 /** The scheduling policy of a process's main thread (the game loop's), from /proc. */
 async function loopPriorityOf(pid: number): Promise<StepResult["loopPriority"]> {
   try {
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-    // Field 41 (policy), counted from field 3 (state) after the command's closing paren.
-    const policy = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]);
+    const policy = schedPolicyOf(await Deno.readTextFile(`/proc/${pid}/stat`));
     return policy === 1 || policy === 2 ? "realtime" : policy === 0 ? "normal" : "unknown";
   } catch {
     return "unknown";

@@ -22,6 +22,8 @@ const SCHED_FIFO = 1;
 const SCHED_RESET_ON_FORK = 0x40000000;
 const EPERM = 1;
 
+import { openLibc } from "./libc.ts";
+
 const SYMBOLS = {
   sched_setscheduler: { parameters: ["i32", "i32", "buffer"], result: "i32" },
   __errno_location: { parameters: [], result: "pointer" },
@@ -43,13 +45,8 @@ export class ThreadScheduling {
 
   /** Undefined off Linux or without the FFI permission. */
   static open(): ThreadScheduling | undefined {
-    if (Deno.build.os !== "linux") return undefined;
-    try {
-      if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
-      return new ThreadScheduling(Deno.dlopen("libc.so.6", SYMBOLS));
-    } catch {
-      return undefined;
-    }
+    const lib = openLibc(SYMBOLS);
+    return lib && new ThreadScheduling(lib);
   }
 
   /**
@@ -76,6 +73,14 @@ export class ThreadScheduling {
     const at = this.#lib.symbols.__errno_location();
     return at ? new Deno.UnsafePointerView(at).getInt32(0) : -1;
   }
+}
+
+/**
+ * The scheduling policy in a `/proc/…/stat` line (0 normal, 1 FIFO, 2 round-robin, …):
+ * field 41, counted from field 3 (the state) after the command's closing paren.
+ */
+export function schedPolicyOf(stat: string): number {
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]);
 }
 
 /** Why a refusal happened, in words an operator can act on. */

@@ -17,6 +17,7 @@
  * OS or CPU, no FFI permission, no libc): the door then uses Deno's sockets.
  */
 import { ipv4Bytes, ipv6Groups } from "./admission.ts";
+import { openLibc } from "./libc.ts";
 
 const EPOLLIN = 0x1;
 const EPOLLOUT = 0x4;
@@ -25,6 +26,7 @@ const EPOLLHUP = 0x10;
 const EPOLL_CTL_ADD = 1;
 const EPOLL_CTL_DEL = 2;
 const EPOLL_CTL_MOD = 3;
+const EPOLL_CLOEXEC = 0o2000000;
 const AF_INET = 2;
 const AF_INET6 = 10;
 const SOCK_STREAM = 1;
@@ -128,7 +130,7 @@ export class NativeTcp {
     const at = this.#c.__errno_location();
     if (at === null) throw new Error("no errno location");
     this.#errno = new Deno.UnsafePointerView(at);
-    this.#ep = this.#c.epoll_create1(0o2000000);
+    this.#ep = this.#c.epoll_create1(EPOLL_CLOEXEC);
     if (this.#ep < 0) throw new SocketError("epoll_create1", this.errno());
   }
 
@@ -140,15 +142,17 @@ export class NativeTcp {
   static open(
     opts: { pollMs?: number; onError?: (err: unknown) => void } = {},
   ): NativeTcp | undefined {
-    if (Deno.build.os !== "linux") return undefined;
+    // epoll_event's layout is known for these two.
     if (Deno.build.arch !== "x86_64" && Deno.build.arch !== "aarch64") return undefined;
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return undefined;
+    const lib = openLibc(SYMBOLS);
+    if (!lib) return undefined;
     try {
-      return new NativeTcp(Deno.dlopen("libc.so.6", SYMBOLS), {
+      return new NativeTcp(lib, {
         pollMs: opts.pollMs ?? POLL_MS,
         onError: opts.onError ?? ((err) => console.error("native socket:", err)),
       });
     } catch {
+      lib.close();
       return undefined;
     }
   }

@@ -7,15 +7,14 @@ import {
   PriorityGuard,
   raiseLoopPriority,
   refusalText,
+  schedPolicyOf,
   ThreadScheduling,
 } from "../../../net/server/loop_priority.ts";
 
 /** This thread's scheduling policy from /proc (0 normal, 1 FIFO), or undefined off Linux. */
 function policyOfThisThread(): number | undefined {
   try {
-    const stat = Deno.readTextFileSync("/proc/thread-self/stat");
-    // Field 41 (policy), counted from field 3 (state) after the command's closing paren.
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]);
+    return schedPolicyOf(Deno.readTextFileSync("/proc/thread-self/stat"));
   } catch {
     return undefined;
   }
@@ -23,8 +22,11 @@ function policyOfThisThread(): number | undefined {
 
 /** The scheduling policy a Worker's thread starts with, read from /proc inside it. */
 async function policyOfANewThread(): Promise<number> {
-  const code = `const stat = Deno.readTextFileSync("/proc/thread-self/stat");
-    postMessage(Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[38]));`;
+  const module = JSON.stringify(
+    new URL("../../../net/server/loop_priority.ts", import.meta.url).href,
+  );
+  const code = `import { schedPolicyOf } from ${module};
+    postMessage(schedPolicyOf(Deno.readTextFileSync("/proc/thread-self/stat")));`;
   const url = URL.createObjectURL(new Blob([code], { type: "application/javascript" }));
   const worker = new Worker(url, { type: "module" });
   try {
