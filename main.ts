@@ -41,9 +41,14 @@ const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", 
 /** Events that mean trouble, not a bug: written at `warn` and `info`. */
 const WARN_EVENTS = new Set(["slow_tick", "loop_priority_lowered"]);
 
-/** How often the loop's real-time priority is checked against dropped ticks, and how many checks in a row give it back. */
+/**
+ * How often the loop's real-time priority is checked against dropped ticks, how many
+ * checks in a row (30 s: longer than a start-up's or a crowd's arrival) give it back, and
+ * the share of a check's ticks that must have been dropped for it to count.
+ */
 const PRIORITY_CHECK_MS = 5000;
-const PRIORITY_OVERLOAD_CHECKS = 3;
+const PRIORITY_OVERLOAD_CHECKS = 6;
+const PRIORITY_OVERLOAD_SHARE = 0.02;
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
@@ -72,15 +77,16 @@ function holdLoopPriority(server: GameServer, config: Config, log: Logger): void
   const guard = new PriorityGuard({
     lower: () => sched.normal(),
     overloadChecks: PRIORITY_OVERLOAD_CHECKS,
+    overloadShare: PRIORITY_OVERLOAD_SHARE,
   });
   const timer = setInterval(() => {
-    if (!guard.check(server.scheduler.stats.ticksDropped)) return;
+    if (!guard.check(server.scheduler.stats)) return;
     clearInterval(timer);
     log("loop_priority_lowered", {
       got: "normal",
-      why: `ticks dropped in ${PRIORITY_OVERLOAD_CHECKS} checks ${
-        PRIORITY_CHECK_MS / 1000
-      } s apart: overloaded, the core is given back`,
+      why: `over ${PRIORITY_OVERLOAD_SHARE * 100} % of ticks dropped for ${
+        PRIORITY_OVERLOAD_CHECKS * PRIORITY_CHECK_MS / 1000
+      } s: overloaded, the core is given back`,
     });
   }, PRIORITY_CHECK_MS);
   Deno.unrefTimer(timer);
