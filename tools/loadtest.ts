@@ -84,6 +84,12 @@ const CLK_TCK = 100;
 /** One measured window. */
 export interface StepResult {
   phase: "crowd" | "dungeons";
+  /** The ladder's N: dungeons of four bots asked for (0 in the crowd's window). */
+  step: number;
+  /**
+   * Dungeon instances open at the end of the window: more than `step`, as runs end and
+   * new ones fill (their bots die, walk back from the hub, wait for a crew).
+   */
   dungeons: number;
   players: number;
   serverCpuMsPerTick: number;
@@ -344,7 +350,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     const url = `ws://127.0.0.1:${port}/ws`;
     await bots.report(); // starts the bots' first window
 
-    const measure = async (phase: StepResult["phase"]): Promise<StepResult> => {
+    const measure = async (phase: StepResult["phase"], step: number): Promise<StepResult> => {
       await new Promise((r) => setTimeout(r, args.settleS * 1000));
       await bots.report(); // opens the window
       const before = await serverFigures(base);
@@ -373,6 +379,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       const down = phase === "crowd" ? bot.crowdBytesPerSec : bot.dungeonBytesPerSec;
       const r: StepResult = {
         phase,
+        step,
         dungeons: after.dungeons,
         players: after.players,
         serverCpuMsPerTick: Math.round(((cpuAfter - cpuBefore) / ticks) * 100) / 100,
@@ -413,7 +420,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         async () => (await bots.report()).inHub >= args.crowd,
         60_000,
       );
-      await measure("crowd");
+      await measure("crowd", 0);
     }
     let added = 0;
     let failures = 0;
@@ -440,7 +447,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         }));
         break;
       }
-      const r = await measure("dungeons");
+      const r = await measure("dungeons", n);
       // Two failing steps in a row end it: one can be a neighbour's burst on a shared machine.
       failures = r.holds ? 0 : failures + 1;
       if (failures >= 2) break;
@@ -464,7 +471,11 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     windowS: args.windowS,
     loadAverage: Deno.loadavg(),
     largestHolding: holding.at(-1)
-      ? { dungeons: holding.at(-1)!.dungeons, players: holding.at(-1)!.players }
+      ? {
+        step: holding.at(-1)!.step,
+        dungeons: holding.at(-1)!.dungeons,
+        players: holding.at(-1)!.players,
+      }
       : null,
     crowd: crowd
       ? {
