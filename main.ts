@@ -43,12 +43,14 @@ const WARN_EVENTS = new Set(["slow_tick", "loop_priority_lowered"]);
 
 /**
  * How often the loop's real-time priority is checked against dropped ticks, how many
- * checks in a row (30 s: longer than a start-up's or a crowd's arrival) give it back, and
- * the share of a check's ticks that must have been dropped for it to count.
+ * checks in a row (30 s: longer than a start-up's or a crowd's arrival) give it back, the
+ * share of a check's ticks that must have been dropped for it to count, and how many
+ * clean checks in a row (5 min, doubling each time it is given back again) take it again.
  */
 const PRIORITY_CHECK_MS = 5000;
 const PRIORITY_OVERLOAD_CHECKS = 6;
 const PRIORITY_OVERLOAD_SHARE = 0.02;
+const PRIORITY_RECOVER_CHECKS = 60;
 
 /** Logs one JSON object per line. */
 function jsonLogger(minLevel: string): Logger {
@@ -76,18 +78,28 @@ function holdLoopPriority(server: GameServer, config: Config, log: Logger): void
   if (got.got !== "realtime" || !sched) return;
   const guard = new PriorityGuard({
     lower: () => sched.normal(),
+    raise: () => sched.realtime() === 0,
     overloadChecks: PRIORITY_OVERLOAD_CHECKS,
     overloadShare: PRIORITY_OVERLOAD_SHARE,
+    recoverChecks: PRIORITY_RECOVER_CHECKS,
   });
   const timer = setInterval(() => {
-    if (!guard.check(server.scheduler.stats)) return;
-    clearInterval(timer);
-    log("loop_priority_lowered", {
-      got: "normal",
-      why: `over ${PRIORITY_OVERLOAD_SHARE * 100} % of ticks dropped for ${
-        PRIORITY_OVERLOAD_CHECKS * PRIORITY_CHECK_MS / 1000
-      } s: overloaded, the core is given back`,
-    });
+    const verdict = guard.check(server.scheduler.stats);
+    const waitS = (checks: number) => checks * PRIORITY_CHECK_MS / 1000;
+    if (verdict === "lowered") {
+      log("loop_priority_lowered", {
+        got: "normal",
+        why: `over ${PRIORITY_OVERLOAD_SHARE * 100} % of ticks dropped for ${
+          waitS(PRIORITY_OVERLOAD_CHECKS)
+        } s: overloaded, the core is given back`,
+        retryAfterS: waitS(guard.recoverChecks),
+      });
+    } else if (verdict === "raised") {
+      log("loop_priority", {
+        got: "realtime",
+        why: `no tick dropped for ${waitS(guard.recoverChecks)} s`,
+      });
+    }
   }, PRIORITY_CHECK_MS);
   Deno.unrefTimer(timer);
 }

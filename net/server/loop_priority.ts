@@ -105,46 +105,78 @@ export interface TickCounts {
   readonly ticksDropped: number;
 }
 
+/** What a check of `PriorityGuard` did: gave the priority back, took it again, or nothing. */
+export type GuardVerdict = "lowered" | "raised" | undefined;
+
 /**
- * Gives the real-time priority back when the loop cannot keep up: a process that drops
- * at least `overloadShare` of its ticks in each of `overloadChecks` checks in a row is
- * overloaded, and holding a core at real-time priority would only starve the rest of
- * the machine. A start-up, or hundreds of players arriving at once, drops ticks for a
- * few seconds while V8 compiles the hot code (the load test's ramp to 800 players: 114–131
- * in the first 5 s, 1–13 in the next 5, none after): the checks in a row must outlast
- * that. Call `check` every few seconds with the scheduler's counts.
+ * Gives the real-time priority back when the loop cannot keep up, and takes it again
+ * once the load has passed. A process that drops at least `overloadShare` of its ticks
+ * in each of `overloadChecks` checks in a row is overloaded, and holding a core at
+ * real-time priority would only starve the rest of the machine. A start-up, or hundreds
+ * of players arriving at once, drops ticks for a few seconds while V8 compiles the hot
+ * code (the load test's ramp to 800 players: 114–131 in the first 5 s, 1–13 in the next
+ * 5, none after): the checks in a row must outlast that. After `recoverChecks` checks in
+ * a row without a dropped tick it asks for the priority again; each time it has to give
+ * it back, the wait before the next try doubles, so a load on the edge does not flap.
+ * Call `check` every few seconds with the scheduler's counts.
  */
 export class PriorityGuard {
   readonly #lower: () => void;
+  /** Asks for the priority again: false when refused. */
+  readonly #raise: () => boolean;
   readonly #overloadChecks: number;
   readonly #overloadShare: number;
+  readonly #recoverChecks: number;
   #last: TickCounts = { ticks: 0, ticksDropped: 0 };
-  #behind = 0;
+  /** Checks in a row that were behind (while raised) or clean (while lowered). */
+  #run = 0;
   #lowered = false;
+  #timesLowered = 0;
 
-  constructor(opts: { lower: () => void; overloadChecks: number; overloadShare: number }) {
+  constructor(opts: {
+    lower: () => void;
+    raise: () => boolean;
+    overloadChecks: number;
+    overloadShare: number;
+    recoverChecks: number;
+  }) {
     this.#lower = opts.lower;
+    this.#raise = opts.raise;
     this.#overloadChecks = opts.overloadChecks;
     this.#overloadShare = opts.overloadShare;
+    this.#recoverChecks = opts.recoverChecks;
   }
 
-  /** True once the priority has been given back. */
+  /** True while the priority is given back. */
   get lowered(): boolean {
     return this.#lowered;
   }
 
-  /** Returns true on the check that gave the priority back. */
-  check(counts: TickCounts): boolean {
-    if (this.#lowered) return false;
+  /** Clean checks in a row the guard waits for before it asks for the priority again. */
+  get recoverChecks(): number {
+    return this.#recoverChecks * 2 ** Math.max(0, this.#timesLowered - 1);
+  }
+
+  /** One check: what it did, if anything. */
+  check(counts: TickCounts): GuardVerdict {
     const ran = counts.ticks - this.#last.ticks;
     const dropped = counts.ticksDropped - this.#last.ticksDropped;
     this.#last = { ticks: counts.ticks, ticksDropped: counts.ticksDropped };
-    const due = ran + dropped;
-    const behind = dropped > 0 && dropped >= this.#overloadShare * due;
-    this.#behind = behind ? this.#behind + 1 : 0;
-    if (this.#behind < this.#overloadChecks) return false;
+    if (this.#lowered) {
+      this.#run = dropped === 0 ? this.#run + 1 : 0;
+      if (this.#run < this.recoverChecks) return undefined;
+      this.#run = 0;
+      if (!this.#raise()) return undefined;
+      this.#lowered = false;
+      return "raised";
+    }
+    const behind = dropped > 0 && dropped >= this.#overloadShare * (ran + dropped);
+    this.#run = behind ? this.#run + 1 : 0;
+    if (this.#run < this.#overloadChecks) return undefined;
+    this.#run = 0;
     this.#lowered = true;
+    this.#timesLowered++;
     this.#lower();
-    return true;
+    return "lowered";
   }
 }

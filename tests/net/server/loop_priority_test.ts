@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import {
+  type GuardVerdict,
   PriorityGuard,
   raiseLoopPriority,
   refusalText,
@@ -44,7 +45,7 @@ async function policyOfANewThread(): Promise<number> {
  * A scheduler's running counts, checked every 5 s (300 ticks due): `run(drops)` feeds the
  * guard one check per entry, that check having dropped `drops[k]` of its ticks.
  */
-function checksOf(guard: PriorityGuard): (drops: readonly number[]) => boolean[] {
+function checksOf(guard: PriorityGuard): (drops: readonly number[]) => GuardVerdict[] {
   const counts = { ticks: 0, ticksDropped: 0 };
   return (drops) =>
     drops.map((d) => {
@@ -54,43 +55,72 @@ function checksOf(guard: PriorityGuard): (drops: readonly number[]) => boolean[]
     });
 }
 
-Deno.test("the guard gives the priority back after N checks in a row dropping a share of ticks, once", () => {
-  let lowered = 0;
+/** A guard whose priority calls are counted (`raise` refused while `refuse` is set). */
+function countedGuard(opts: { overloadChecks: number; recoverChecks: number }) {
+  const calls = { lower: 0, raise: 0, refuse: false };
   const guard = new PriorityGuard({
-    lower: () => lowered++,
-    overloadChecks: 3,
+    lower: () => calls.lower++,
+    raise: () => {
+      calls.raise++;
+      return !calls.refuse;
+    },
     overloadShare: 0.02,
+    ...opts,
   });
-  assert.deepEqual(checksOf(guard)([40, 30, 0, 50, 5, 60, 60, 10, 90, 90]), [
-    false, // 40 of 300: one check behind
-    false, // two in a row
-    false, // a clean check: the count starts again
-    false,
-    false, // 5 of 300 is under 2 %: a hiccup, not overload, and the count starts again
-    false,
-    false,
-    true, // 10 of 300: the third in a row
-    false, // given back once
-    false,
+  return { guard, calls, run: checksOf(guard) };
+}
+
+const _ = undefined;
+
+Deno.test("the guard gives the priority back after N checks in a row dropping a share of ticks", () => {
+  const { guard, calls, run } = countedGuard({ overloadChecks: 3, recoverChecks: 100 });
+  assert.deepEqual(run([40, 30, 0, 50, 5, 60, 60, 10, 90, 90]), [
+    _, // 40 of 300: one check behind
+    _, // two in a row
+    _, // a clean check: the count starts again
+    _,
+    _, // 5 of 300 is under 2 %: a hiccup, not overload, and the count starts again
+    _,
+    _,
+    "lowered", // 10 of 300: the third in a row
+    _, // given back already
+    _,
   ]);
-  assert.equal(lowered, 1);
+  assert.deepEqual(calls, { lower: 1, raise: 0, refuse: false });
   assert.equal(guard.lowered, true);
 });
 
 Deno.test("a start-up's or a crowd's burst of dropped ticks does not give the priority back", () => {
-  let lowered = 0;
-  const guard = new PriorityGuard({
-    lower: () => lowered++,
-    overloadChecks: 6,
-    overloadShare: 0.02,
-  });
-  const run = checksOf(guard);
+  const { calls, run } = countedGuard({ overloadChecks: 6, recoverChecks: 60 });
   // Two load test ramps to 800 players, as the scheduler counted them, then a steady load.
   run([131, 13, 0, 0, 0, 114, 1, 0, 0, 0, 0, 0]);
-  assert.equal(lowered, 0);
+  assert.equal(calls.lower, 0);
   // A loop that really cannot keep up drops ticks in every check.
-  assert.deepEqual(run([200, 150, 120, 140, 160, 130]), [false, false, false, false, false, true]);
-  assert.equal(lowered, 1);
+  assert.deepEqual(run([200, 150, 120, 140, 160, 130]), [_, _, _, _, _, "lowered"]);
+  assert.equal(calls.lower, 1);
+});
+
+Deno.test("the guard takes the priority again after clean checks, waiting twice as long each time", () => {
+  const { guard, calls, run } = countedGuard({ overloadChecks: 2, recoverChecks: 3 });
+  assert.deepEqual(run([50, 50]), [_, "lowered"]);
+  assert.equal(guard.recoverChecks, 3);
+  // A dropped tick, even one, restarts the wait.
+  assert.deepEqual(run([0, 0, 1, 0, 0, 0]), [_, _, _, _, _, "raised"]);
+  assert.deepEqual(calls, { lower: 1, raise: 1, refuse: false });
+  assert.equal(guard.lowered, false);
+  // Overloaded again: given back, and the next try waits 6 clean checks.
+  assert.deepEqual(run([50, 50]), [_, "lowered"]);
+  assert.equal(guard.recoverChecks, 6);
+  assert.deepEqual(run([0, 0, 0, 0, 0]), [_, _, _, _, _]);
+  // A refusal (the limit changed meanwhile) leaves it lowered, to try again after as long.
+  calls.refuse = true;
+  assert.deepEqual(run([0]), [_]);
+  assert.equal(calls.raise, 2);
+  assert.equal(guard.lowered, true);
+  calls.refuse = false;
+  assert.deepEqual(run([0, 0, 0, 0, 0, 0]), [_, _, _, _, _, "raised"]);
+  assert.deepEqual(calls, { lower: 2, raise: 3, refuse: false });
+  assert.equal(guard.recoverChecks, 6, "the wait stays doubled: the load was on the edge once");
 });
 
 Deno.test("the calling thread goes to SCHED_FIFO and back, or says why it may not", async () => {
