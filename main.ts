@@ -44,8 +44,8 @@ const WARN_EVENTS = new Set(["slow_tick", "loop_priority_lowered", "loop_priorit
 /**
  * How often the loop's real-time priority is checked against dropped ticks, how many
  * checks in a row (30 s: longer than a start-up's or a crowd's arrival) give it back, the
- * share of a check's ticks that must have been dropped for it to count, and how many
- * clean checks in a row (5 min, doubling each time it is given back again) take it again.
+ * share of a check's ticks that must have been dropped for it to count, and how many clean
+ * checks in a row take it again (5 min, doubling up to 80 each time it is given back again).
  */
 const PRIORITY_CHECK_MS = 5000;
 const PRIORITY_OVERLOAD_CHECKS = 6;

@@ -462,6 +462,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     await server.status;
   }
   const holding = results.filter((r) => r.phase === "dungeons" && r.holds);
+  const largest = holding.at(-1);
   const crowd = results.find((r) => r.phase === "crowd");
   const summary = {
     summary: true,
@@ -470,12 +471,8 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     cores: navigator.hardwareConcurrency,
     windowS: args.windowS,
     loadAverage: Deno.loadavg(),
-    largestHolding: holding.at(-1)
-      ? {
-        step: holding.at(-1)!.step,
-        dungeons: holding.at(-1)!.dungeons,
-        players: holding.at(-1)!.players,
-      }
+    largestHolding: largest
+      ? { step: largest.step, dungeons: largest.dungeons, players: largest.players }
       : null,
     crowd: crowd
       ? {

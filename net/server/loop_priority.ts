@@ -105,6 +105,9 @@ export interface TickCounts {
   readonly ticksDropped: number;
 }
 
+/** The wait before the priority is taken again doubles at most this often (5 min to 80). */
+const MAX_RECOVER_DOUBLINGS = 4;
+
 /** What a check of `PriorityGuard` did: gave the priority back, took it again, or nothing. */
 export type GuardVerdict = "lowered" | "raised" | undefined;
 
@@ -117,7 +120,8 @@ export type GuardVerdict = "lowered" | "raised" | undefined;
  * code (the load test's ramp to 800 players: 114–131 in the first 5 s, 1–13 in the next
  * 5, none after): the checks in a row must outlast that. After `recoverChecks` checks in
  * a row without a dropped tick it asks for the priority again; each time it has to give
- * it back, the wait before the next try doubles, so a load on the edge does not flap.
+ * it back, the wait before the next try doubles (up to 16 times), so a load on the edge
+ * does not flap.
  * Call `check` every few seconds with the scheduler's counts.
  */
 export class PriorityGuard {
@@ -154,7 +158,8 @@ export class PriorityGuard {
 
   /** Clean checks in a row the guard waits for before it asks for the priority again. */
   get recoverChecks(): number {
-    return this.#recoverChecks * 2 ** Math.max(0, this.#timesLowered - 1);
+    const doublings = Math.min(MAX_RECOVER_DOUBLINGS, Math.max(0, this.#timesLowered - 1));
+    return this.#recoverChecks * 2 ** doublings;
   }
 
   /** One check: what it did, if anything. */

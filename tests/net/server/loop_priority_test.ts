@@ -121,6 +121,15 @@ Deno.test("the guard takes the priority again after clean checks, waiting twice 
   assert.deepEqual(run([0, 0, 0, 0, 0, 0]), [_, _, _, _, _, "raised"]);
   assert.deepEqual(calls, { lower: 2, raise: 3, refuse: false });
   assert.equal(guard.recoverChecks, 6, "the wait stays doubled: the load was on the edge once");
+  // It doubles with each overload, up to 16 times the first wait.
+  const waits: number[] = [];
+  for (let k = 0; k < 5; k++) {
+    run([50, 50]);
+    waits.push(guard.recoverChecks);
+    run(Array(guard.recoverChecks).fill(0));
+  }
+  assert.deepEqual(waits, [12, 24, 48, 48, 48]);
+  assert.equal(guard.lowered, false);
 });
 
 Deno.test("the calling thread goes to SCHED_FIFO and back, or says why it may not", async () => {
