@@ -296,6 +296,12 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
   const inspect = args.profileDir ? `127.0.0.1:${freePort()}` : undefined;
+  // The inspector's sampler runs at normal priority: beside a loop at real-time priority
+  // it only gets the core while the loop sleeps, and the profile is nearly all "(idle)".
+  if (inspect && Deno.env.get("LOOP_PRIORITY") !== "normal") {
+    console.error("loadtest: --profile runs the server at LOOP_PRIORITY=normal (a sampler cannot");
+    console.error("  interrupt a real-time loop); its figures are not the shipped configuration's");
+  }
   const { cmd, args: serverArgs } = command(pinned ? "0" : undefined, [
     "run",
     "-A",
@@ -324,6 +330,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       // As every launch of the server does (or not at all: `--malloc=system`, whatever this
       // process was started with); each result says what it got (mallocOf).
       LD_PRELOAD: args.malloc === "jemalloc" ? SERVER_MALLOC : "",
+      ...(inspect ? { LOOP_PRIORITY: "normal" } : {}),
     },
     // V8's traces go to stdout: with flags of one's own, they are passed on to stderr.
     stdout: args.serverV8 ? "piped" : "null",
