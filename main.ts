@@ -83,9 +83,9 @@ function holdLoopPriority(server: GameServer, config: Config, log: Logger): void
     overloadShare: PRIORITY_OVERLOAD_SHARE,
     recoverChecks: PRIORITY_RECOVER_CHECKS,
   });
+  const waitS = (checks: number) => checks * PRIORITY_CHECK_MS / 1000;
   const timer = setInterval(() => {
     const verdict = guard.check(server.scheduler.stats);
-    const waitS = (checks: number) => checks * PRIORITY_CHECK_MS / 1000;
     if (verdict === "lowered") {
       log("loop_priority_lowered", {
         got: "normal",

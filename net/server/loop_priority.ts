@@ -12,6 +12,7 @@
  * rest of the core (`sched_rt_runtime_us`), and `PriorityGuard` gives the priority back
  * when the loop cannot keep up, so a process in overload never holds a core.
  */
+import { openLibc } from "./libc.ts";
 
 /** The loop's real-time priority: the lowest band, under the kernel's own real-time threads. */
 export const LOOP_RT_PRIORITY = 10;
@@ -21,8 +22,6 @@ const SCHED_FIFO = 1;
 /** Threads and processes this thread starts from then on begin at normal priority. */
 const SCHED_RESET_ON_FORK = 0x40000000;
 const EPERM = 1;
-
-import { openLibc } from "./libc.ts";
 
 const SYMBOLS = {
   sched_setscheduler: { parameters: ["i32", "i32", "buffer"], result: "i32" },
