@@ -403,6 +403,7 @@ export function drawLabels(
   const selfId = scene.self?.id ?? 0;
   // Your own tag keeps its place; a tag that would cover one placed before it moves up.
   const ships = scene.self ? [scene.self, ...scene.others] : scene.others;
+  const shipR = scene.world.player.radiusPx;
   const tags = ships.map((s) => {
     const away = s.id !== selfId && (s.flags & PlayerFlag.Away) !== 0;
     const dim = (s.flags & PlayerFlag.Active) === 0 || away;
@@ -414,46 +415,107 @@ export function drawLabels(
       ? `${s.name} (reconnecting…)`
       : s.name;
     const at = toScreen(s.x, s.y);
-    return { s, tag, dim, x: at.x, y: at.y - 24, w: ctx.measureText(tag).width };
+    const r = toScreen(s.x + shipR, s.y).x - at.x + BODY_MARGIN_PX;
+    return {
+      s,
+      tag,
+      dim,
+      x: at.x,
+      y: at.y - TAG_ABOVE_PX,
+      below: at.y + TAG_BELOW_PX,
+      body: { x0: at.x - r, y0: at.y - r, x1: at.x + r, y1: at.y + r },
+      w: ctx.measureText(tag).width,
+    };
   });
-  const ys = stackTags(tags, TAG_LINE_PX);
+  // No name over another ship where it can go under its own, and none over yours at all.
+  const bodies = tags.map((t) => t.body);
+  const keepClear = scene.self ? tags[0].body : undefined;
+  const places = stackTags(tags, TAG_LINE_PX, { bodies, keepClear });
   tags.forEach(({ s, tag, dim, x }, i) => {
-    ctx.globalAlpha = dim ? 0.45 : 1;
-    ctx.strokeText(tag, x, ys[i]);
+    const { y, faded } = places[i];
+    ctx.globalAlpha = faded ? 0.2 : dim ? 0.45 : 1;
+    ctx.strokeText(tag, x, y);
     ctx.fillStyle = s.id === selfId ? CONTENT.ships.self : "#f0eefc";
-    ctx.fillText(tag, x, ys[i]);
+    ctx.fillText(tag, x, y);
   });
   ctx.globalAlpha = 1;
 }
 
 /** A name tag's line height in CSS px (12 px text and its outline). */
 const TAG_LINE_PX = 14;
+/** A tag's baseline above its ship's centre, or, when moved, below it (CSS px). */
+const TAG_ABOVE_PX = 24;
+const TAG_BELOW_PX = 34;
 /** Room kept on each side of a tag, so two names never read as one. */
 const TAG_GAP_PX = 3;
 /** How many lines a tag may climb to clear the ones before it. */
 const TAG_CLIMB_MAX = 3;
+/** How far a tag's 12 px text reaches above and below its baseline, in CSS px. */
+const TAG_ASCENT_PX = 10;
+const TAG_DESCENT_PX = 3;
+/** Room kept around a ship's body, beyond its radius, in CSS px. */
+const BODY_MARGIN_PX = 4;
+
+/** A box on screen, in CSS px. */
+export interface ScreenBox {
+  readonly x0: number;
+  readonly y0: number;
+  readonly x1: number;
+  readonly y1: number;
+}
+
+/** Where a tag goes: its baseline, and whether it is drawn faint because nowhere was clear. */
+export interface TagPlace {
+  readonly y: number;
+  readonly faded: boolean;
+}
 
 /**
- * Baselines for centred tags (`x`, baseline `y`, width `w`, in CSS px) so that none
- * covers one placed before it: each climbs to just above the one it would cover, at most
- * `TAG_CLIMB_MAX` times.
+ * Places centred tags (`x`, baseline `y`, width `w`, in CSS px) so that none covers one
+ * placed before it: each climbs to just above the one it would cover, at most
+ * `TAG_CLIMB_MAX` times. A tag that would then cover a ship's `bodies` other than its own
+ * (`body`) goes to its `below` baseline instead, under its own ship, when that is clear of
+ * tags and ships; otherwise it stays, and if what it covers is `keepClear` (your own ship:
+ * the bullets around it are what you dodge) it is drawn faint.
  */
 export function stackTags(
-  tags: readonly { readonly x: number; readonly y: number; readonly w: number }[],
+  tags: readonly {
+    readonly x: number;
+    readonly y: number;
+    readonly w: number;
+    readonly below?: number;
+    readonly body?: ScreenBox;
+  }[],
   lineH: number,
-): number[] {
+  opts: { bodies?: readonly ScreenBox[]; keepClear?: ScreenBox } = {},
+): TagPlace[] {
   const placed: { x0: number; x1: number; y: number }[] = [];
+  const bodies = opts.bodies ?? [];
+  const covers = (box: ScreenBox, x0: number, x1: number, y: number) =>
+    x0 < box.x1 && box.x0 < x1 && y - TAG_ASCENT_PX < box.y1 && box.y0 < y + TAG_DESCENT_PX;
+  const crowded = (x0: number, x1: number, y: number) =>
+    placed.find((p) => x0 < p.x1 && p.x0 < x1 && Math.abs(p.y - y) < lineH);
   return tags.map((t) => {
     const x0 = t.x - t.w / 2 - TAG_GAP_PX;
     const x1 = t.x + t.w / 2 + TAG_GAP_PX;
+    const onShip = (y: number) => bodies.some((b) => b !== t.body && covers(b, x0, x1, y));
     let y = t.y;
     for (let k = 0; k < TAG_CLIMB_MAX; k++) {
-      const under = placed.find((p) => x0 < p.x1 && p.x0 < x1 && Math.abs(p.y - y) < lineH);
+      const under = crowded(x0, x1, y);
       if (!under) break;
       y = under.y - lineH;
     }
+    let faded = false;
+    if (onShip(y)) {
+      const below = t.below;
+      if (below !== undefined && !onShip(below) && !crowded(x0, x1, below)) y = below;
+      else {
+        const clear = opts.keepClear;
+        faded = clear !== undefined && clear !== t.body && covers(clear, x0, x1, y);
+      }
+    }
     placed.push({ x0, x1, y });
-    return y;
+    return { y, faded };
   });
 }
 
