@@ -401,7 +401,7 @@ export function drawLabels(
   }
   ctx.font = "600 12px system-ui, sans-serif";
   const selfId = scene.self?.id ?? 0;
-  // Your own tag keeps its place; a tag that would cover one placed before it moves up.
+  // Your own tag is placed first; a tag that would cover one placed before it moves up.
   const ships = scene.self ? [scene.self, ...scene.others] : scene.others;
   const shipR = scene.world.player.radiusPx;
   const tags = ships.map((s) => {
@@ -427,7 +427,7 @@ export function drawLabels(
       w: ctx.measureText(tag).width,
     };
   });
-  // No name over another ship where it can go under its own, and none over yours at all.
+  // No name over another ship where it can go under its own, and none over yours but faintly.
   const bodies = tags.map((t) => t.body);
   const keepClear = scene.self ? tags[0].body : undefined;
   const places = stackTags(tags, TAG_LINE_PX, { bodies, keepClear });
