@@ -9,6 +9,7 @@ import { CONTENT, type EnemyLook, type PortalContent, type WorldContent } from "
 import { PlayerFlag } from "../net/wire/mod.ts";
 import { HitTarget } from "../sim/mod.ts";
 import type { ViewRect } from "./bullet_layer.ts";
+import { rectsOverlap, type ScreenRect } from "./layout.ts";
 import type { EnemyView, HitFlash, Scene, ShipView } from "./scene.ts";
 
 const TAU = Math.PI * 2;
@@ -423,7 +424,7 @@ export function drawLabels(
       x: at.x,
       y: at.y - TAG_ABOVE_PX,
       below: at.y + TAG_BELOW_PX,
-      body: { x0: at.x - r, y0: at.y - r, x1: at.x + r, y1: at.y + r },
+      body: { x: at.x - r, y: at.y - r, w: 2 * r, h: 2 * r },
       w: ctx.measureText(tag).width,
     };
   });
@@ -456,14 +457,6 @@ const TAG_DESCENT_PX = 3;
 /** Room kept around a ship's body, beyond its radius, in CSS px. */
 const BODY_MARGIN_PX = 4;
 
-/** A box on screen, in CSS px. */
-export interface ScreenBox {
-  readonly x0: number;
-  readonly y0: number;
-  readonly x1: number;
-  readonly y1: number;
-}
-
 /** Where a tag goes: its baseline, and whether it is drawn faint because nowhere was clear. */
 export interface TagPlace {
   readonly y: number;
@@ -484,21 +477,29 @@ export function stackTags(
     readonly y: number;
     readonly w: number;
     readonly below?: number;
-    readonly body?: ScreenBox;
+    readonly body?: ScreenRect;
   }[],
   lineH: number,
-  opts: { bodies?: readonly ScreenBox[]; keepClear?: ScreenBox } = {},
+  opts: { bodies?: readonly ScreenRect[]; keepClear?: ScreenRect } = {},
 ): TagPlace[] {
   const placed: { x0: number; x1: number; y: number }[] = [];
   const bodies = opts.bodies ?? [];
-  const covers = (box: ScreenBox, x0: number, x1: number, y: number) =>
-    x0 < box.x1 && box.x0 < x1 && y - TAG_ASCENT_PX < box.y1 && box.y0 < y + TAG_DESCENT_PX;
+  /** The rect a tag's text fills with its baseline at `y`. */
+  const textAt = (x0: number, x1: number, y: number): ScreenRect => ({
+    x: x0,
+    y: y - TAG_ASCENT_PX,
+    w: x1 - x0,
+    h: TAG_ASCENT_PX + TAG_DESCENT_PX,
+  });
   const crowded = (x0: number, x1: number, y: number) =>
     placed.find((p) => x0 < p.x1 && p.x0 < x1 && Math.abs(p.y - y) < lineH);
   return tags.map((t) => {
     const x0 = t.x - t.w / 2 - TAG_GAP_PX;
     const x1 = t.x + t.w / 2 + TAG_GAP_PX;
-    const onShip = (y: number) => bodies.some((b) => b !== t.body && covers(b, x0, x1, y));
+    const onShip = (y: number) => {
+      const text = textAt(x0, x1, y);
+      return bodies.some((b) => b !== t.body && rectsOverlap(b, text));
+    };
     let y = t.y;
     for (let k = 0; k < TAG_CLIMB_MAX; k++) {
       const under = crowded(x0, x1, y);
@@ -511,7 +512,7 @@ export function stackTags(
       if (below !== undefined && !onShip(below) && !crowded(x0, x1, below)) y = below;
       else {
         const clear = opts.keepClear;
-        faded = clear !== undefined && clear !== t.body && covers(clear, x0, x1, y);
+        faded = clear !== undefined && clear !== t.body && rectsOverlap(clear, textAt(x0, x1, y));
       }
     }
     placed.push({ x0, x1, y });

@@ -62,7 +62,7 @@ Deno.test("stackTags() lifts a tag that only touches another: two names never re
 // Ships' bodies on screen (their radius and margin, 20 px each way): yours at (100, 200), a
 // crewmate's 30 px below it, whose tag (24 px above its ship) would sit on yours, and a
 // third ship 58 px below that.
-const box = (x: number, y: number) => ({ x0: x - 20, y0: y - 20, x1: x + 20, y1: y + 20 });
+const box = (x: number, y: number) => ({ x: x - 20, y: y - 20, w: 40, h: 40 });
 const YOUR_SHIP = box(100, 200);
 const CREW_SHIP = box(100, 230);
 const THIRD_SHIP = box(100, 288);
