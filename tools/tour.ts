@@ -28,6 +28,7 @@ import type { Renderer } from "../client/renderer.ts";
 import type { PlayerState, SimWorld } from "../sim/mod.ts";
 import { bundleClient, stopBundler } from "./build.ts";
 import { hasChromium, launchChromium } from "./chromium.ts";
+import { type FrameFigures, frameFigures } from "./frame_figures.ts";
 import { type HudReport, hudReport } from "./hud_report.ts";
 
 /** One screen the tour plays on. */
@@ -48,7 +49,8 @@ const OUT = new URL("../.screenshots/tour/", import.meta.url);
 
 type WithBh = {
   __bh: { readonly runtime: ClientRuntime | undefined; readonly renderer: Renderer | undefined };
-  __frames?: number[];
+  /** Each animation frame since the hub: when it began and how long since the one before (ms). */
+  __frames?: [number, number][];
 };
 
 /** What one size's tour found. */
@@ -58,7 +60,12 @@ interface SizeReport {
   pageErrors: string[];
   consoleErrors: string[];
   hud: Record<string, Partial<Pick<HudReport, "collisions" | "onArena" | "offScreen" | "clipped">>>;
-  frameMs?: { p50: number; p95: number; max: number; over50: number; frames: number };
+  /**
+   * Frame intervals in the page, without those that overlap a screenshot: headless
+   * Chromium holds a frame up while it captures one, and that is the tool's stall, not
+   * the game's (counted apart as `atScreenshots`).
+   */
+  frameMs?: FrameFigures;
   /**
    * Deltas whose baseline the page lacked (each one a snapshot it could not use): over
    * the simulated link's jitter and stalls, a frame the server counted as sent was lost.
@@ -224,9 +231,14 @@ async function tourOne(
     if (m.type() === "error") report.consoleErrors.push(m.text());
   });
   let n = 0;
+  /** When each screenshot held the page up, on the page's clock (ms). */
+  const shotSpans: [number, number][] = [];
+  const pageNow = () => page.evaluate(() => performance.now());
   const shot = async (label: string) => {
     const name = `${String(n++).padStart(2, "0")}-${label}`;
+    const from = await pageNow();
     await page.screenshot({ path: new URL(`${name}.png`, out).pathname });
+    shotSpans.push([from, await pageNow()]);
     report.steps.push(name);
     const inGame = await page.evaluate(() =>
       !!(globalThis as unknown as WithBh).__bh.renderer?.layout &&
@@ -273,7 +285,7 @@ async function tourOne(
       g.__frames = [];
       let last = performance.now();
       const tick = (t: number) => {
-        g.__frames!.push(t - last);
+        g.__frames!.push([last, t - last]);
         last = t;
         requestAnimationFrame(tick);
       };
@@ -360,7 +372,7 @@ async function tourOne(
     await shot("hub-after-escape");
     if (size.touch) await showThumbsticks(page, shot);
     const frames = await page.evaluate(() => (globalThis as unknown as WithBh).__frames ?? []);
-    report.frameMs = frameFigures(frames);
+    report.frameMs = frameFigures(frames, shotSpans);
     report.snapshotsWithoutBaseline = await page.evaluate(() =>
       (globalThis as unknown as WithBh).__bh.runtime?.snapshotsWithoutBaseline ?? -1
     );
@@ -465,19 +477,6 @@ async function showThumbsticks(page: Page, shot: (l: string) => Promise<void>): 
   await shot("hub-thumbsticks");
   await touch("touchEnd", []);
   await cdp.detach();
-}
-
-function frameFigures(frames: number[]): SizeReport["frameMs"] {
-  const s = frames.slice(1).sort((a, b) => a - b);
-  const q = (p: number) =>
-    Number((s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0).toFixed(1));
-  return {
-    p50: q(0.5),
-    p95: q(0.95),
-    max: q(1),
-    over50: s.filter((x) => x > 50).length,
-    frames: s.length,
-  };
 }
 
 if (import.meta.main) {

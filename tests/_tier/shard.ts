@@ -7,7 +7,7 @@
  */
 
 /** The fast tier's folders, relative to tests/. */
-const FOLDERS = ["sim", "net", "routes", "client", "content"];
+const FOLDERS = ["sim", "net", "routes", "client", "content", "tools"];
 
 /** Every `*_test.ts` under the tier's folders, sorted. */
 async function testFiles(): Promise<URL[]> {
