@@ -49,7 +49,7 @@ const OUT = new URL("../.screenshots/tour/", import.meta.url);
 
 type WithBh = {
   __bh: { readonly runtime: ClientRuntime | undefined; readonly renderer: Renderer | undefined };
-  /** Each animation frame since the hub: when it began and how long since the one before (ms). */
+  /** Each animation frame since the hub: when the one before it began, and the interval (ms). */
   __frames?: [number, number][];
 };
 

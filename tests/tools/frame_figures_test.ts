@@ -14,7 +14,7 @@ function frames(count: number, ms: number, long: Record<number, number> = {}): F
 }
 
 Deno.test("frameFigures: a long frame during a screenshot is the screenshot's, one elsewhere counts", () => {
-  // 100 frames of 16 ms; frame 10 (from 160 ms) and frame 60 (from 994 ms) take 80 ms.
+  // 100 frames of 16 ms; frame 10 (from 160 ms) and frame 60 (from 1,024 ms) take 80 ms.
   const f = frames(100, 16, { 10: 80, 60: 80 });
   const shotAt = f[10][0] + 30;
   const figures = frameFigures(f, [[shotAt, shotAt + 10]]);
