@@ -5,7 +5,14 @@
  * any of the printed URLs; walk into the portal and the dungeon may be on another
  * process (the netgraph's F3 and the server logs show where). Ctrl-C stops all.
  */
+import { checkArgs } from "./args.ts";
 import { startCluster } from "./cluster_procs.ts";
+
+checkArgs("cluster", Deno.args, {
+  values: ["port"],
+  switches: ["kv", "verbose"],
+  positional: /^\d+$/,
+}, "[N]");
 
 const n = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 3);
 const port = Number(Deno.args.find((a) => a.startsWith("--port="))?.slice(7) ?? 8001);

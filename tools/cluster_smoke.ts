@@ -17,6 +17,7 @@
  * expiredAfterKillSeconds (and ok, failures, backend).
  * `deno task cluster-smoke [--kv]`; tests/e2e/cluster_test.ts runs both backends.
  */
+import { checkArgs } from "./args.ts";
 import { Bot } from "../net/client/mod.ts";
 import { EnterReason } from "../net/wire/mod.ts";
 import { openStore, Registry } from "../net/server/registry/mod.ts";
@@ -237,6 +238,7 @@ export async function runClusterSmoke(
 }
 
 if (import.meta.main) {
+  checkArgs("cluster-smoke", Deno.args, { switches: ["kv"] });
   const report = await runClusterSmoke({
     backend: Deno.args.includes("--kv") ? "kv" : "redis",
     log: (line) => console.log(line),

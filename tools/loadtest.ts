@@ -26,6 +26,7 @@
  * Figures depend on the machine and its neighbours: say how busy it was when you
  * quote them.
  */
+import { checkArgs, type FlagSpec, intIn, positiveInts } from "./args.ts";
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
 import { SERVER_V8_FLAGS } from "../net/server/config.ts";
@@ -56,20 +57,31 @@ interface Args {
   readonly malloc: "jemalloc" | "system";
 }
 
+/** The flags `deno task loadtest` takes (any other is refused, with the usage line). */
+const FLAGS: FlagSpec = {
+  values: ["crowd", "steps", "window", "settle", "bots", "profile", "server-v8", "malloc"],
+};
+
 function parseArgs(argv: readonly string[]): Args {
   // Everything after the first "=": a value may hold more (`--server-v8=--flag=1`).
   const get = (name: string) =>
     argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   return {
-    crowd: Number(get("crowd") ?? 200),
-    steps: (get("steps") ?? "10,25,50,100,150,200,250,300").split(",").map(Number),
-    windowS: Number(get("window") ?? 10),
-    settleS: Number(get("settle") ?? 30),
-    lean: (get("bots") ?? "lean") !== "full",
+    crowd: intIn("crowd", get("crowd") ?? "200", 0, 10_000),
+    steps: positiveInts("steps", get("steps") ?? "10,25,50,100,150,200,250,300"),
+    windowS: intIn("window", get("window") ?? "10", 1, 3600),
+    settleS: intIn("settle", get("settle") ?? "30", 0, 3600),
+    lean: botsArg(get("bots") ?? "lean") === "lean",
     profileDir: get("profile"),
     serverV8: get("server-v8"),
     malloc: mallocArg(get("malloc") ?? "jemalloc"),
   };
+}
+
+/** `--bots=`: lean or full; anything else is a typo, not a default. */
+function botsArg(value: string): "lean" | "full" {
+  if (value === "lean" || value === "full") return value;
+  throw new Error(`--bots=${value}: expected lean or full`);
 }
 
 /** `--malloc=`: jemalloc (as deployed) or system; anything else is a typo, not a default. */
@@ -495,5 +507,13 @@ export async function runLoadtest(args: Args): Promise<unknown> {
 }
 
 if (import.meta.main) {
-  await runLoadtest(parseArgs(Deno.args));
+  checkArgs("loadtest", Deno.args, FLAGS);
+  let args: Args;
+  try {
+    args = parseArgs(Deno.args);
+  } catch (err) {
+    console.error(`loadtest: ${(err as Error).message}`);
+    Deno.exit(2);
+  }
+  await runLoadtest(args);
 }
