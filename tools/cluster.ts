@@ -5,22 +5,28 @@
  * any of the printed URLs; walk into the portal and the dungeon may be on another
  * process (the netgraph's F3 and the server logs show where). Ctrl-C stops all.
  */
-import { checkArgs } from "./args.ts";
+import { checkArgs, type FlagSpec, intIn, usage } from "./args.ts";
 import { startCluster } from "./cluster_procs.ts";
 
-checkArgs("cluster", Deno.args, {
-  values: ["port"],
-  switches: ["kv", "verbose"],
-  positional: /^\d+$/,
-}, "[N]");
+const FLAGS: FlagSpec = { values: ["port"], switches: ["kv", "verbose"], positional: /^\d+$/ };
+checkArgs("cluster", Deno.args, FLAGS, "[N]");
 
 const n = Number(Deno.args.find((a) => /^\d+$/.test(a)) ?? 3);
-const port = Number(Deno.args.find((a) => a.startsWith("--port="))?.slice(7) ?? 8001);
-const backend = Deno.args.includes("--kv") ? "kv" : "redis";
-if (!Number.isInteger(n) || n < 1 || n > 16) {
-  console.error("usage: deno task cluster [N=1..16] [--kv] [--port=8001]");
+let port = 8001;
+try {
+  if (n < 1 || n > 16) throw new Error(`N=${n}: expected 1 to 16 processes`);
+  port = intIn(
+    "port",
+    Deno.args.find((a) => a.startsWith("--port="))?.slice(7) ?? "8001",
+    1,
+    65535,
+  );
+} catch (err) {
+  console.error(`cluster: ${(err as Error).message}`);
+  console.error(usage("cluster", FLAGS, "[N]"));
   Deno.exit(2);
 }
+const backend = Deno.args.includes("--kv") ? "kv" : "redis";
 console.log(`starting ${n} game processes on ${backend}…`);
 const cluster = await startCluster({
   processes: n,
