@@ -407,7 +407,7 @@ async function roundTrip(s: LiveSocket, id: number): Promise<void> {
 
 /**
  * The worker that opens the closing frames' sockets (_hostile_sockets.ts), started and
- * loaded before the measured window (loading its modules stalls the loop for a while).
+ * loaded before the measured window so that none of its start-up falls in it.
  */
 class HostileSockets implements Disposable {
   readonly #worker = new Worker(new URL("./_hostile_sockets.ts", import.meta.url), {
