@@ -6,6 +6,7 @@
  * so a thousand fit on one core. Commands arrive on stdin, one JSON object a line:
  *
  *   {"add": {"url": "ws://…/ws", "dungeon": 100, "crowd": 0}}   more bots
+ *   {"dismiss": "crowd"}                                         the crowd hangs up (1000)
  *   {"report": true}                                             one report line
  *   {"stop": true}                                               close all, exit
  *
@@ -188,6 +189,18 @@ function add(url: string, opts: { role: Role; n: number; lean: boolean }): void 
   }
 }
 
+/**
+ * Every bot of `role` hangs up (a 1000 close: the server ends its session at once) and
+ * leaves the reports.
+ */
+function dismiss(role: Role): void {
+  for (let i = bots.length - 1; i >= 0; i--) {
+    if (bots[i].role !== role) continue;
+    bots[i].link.close();
+    bots.splice(i, 1);
+  }
+}
+
 function report(): void {
   const now = performance.now();
   const seconds = (now - state.lastReportMs) / 1000;
@@ -274,6 +287,7 @@ for await (const chunk of Deno.stdin.readable) {
       add(cmd.add.url, { role: "dungeon", n: cmd.add.dungeon ?? 0, lean });
       add(cmd.add.url, { role: "crowd", n: cmd.add.crowd ?? 0, lean });
     }
+    if (cmd.dismiss === "crowd" || cmd.dismiss === "dungeon") dismiss(cmd.dismiss);
     if (cmd.report) report();
     if (cmd.stop) {
       clearInterval(loop);
