@@ -20,6 +20,9 @@ export interface InputQueueLimits {
 /** What `offer` did with a frame. Every verdict but "queued" is a drop. */
 export type InputVerdict = "queued" | "replay" | "stale" | "future" | "flood" | "invalid";
 
+/** Slots a queue starts with: a client on time keeps a few frames queued, not dozens. */
+const INITIAL_SLOTS = 8;
+
 /** A frame the queue owns: offered frames are copied in, so theirs die young. */
 type Slot = Mutable<InputFrame> & { viewLag: number };
 
@@ -39,15 +42,18 @@ function copyFrame(to: Slot, from: InputFrame): Slot {
 
 /**
  * Holds one player's pending frames, in tick order, and tracks coasting. The frames
- * live in slots made once (a ring of at least `maxQueued`): a frame waits here for several
- * ticks, and a fresh object per frame would outlive the young generation, so that
- * every input a server hears would end up in the old one.
+ * live in slots made once (a ring that doubles when full, up to `maxQueued`): a frame
+ * waits here for several ticks, and a fresh object per frame would outlive the young
+ * generation, so that every input a server hears would end up in the old one. The ring
+ * starts small because a queue lives as long as its player stays in one instance: every
+ * transfer makes one, and the slots a client never fills are old-generation garbage
+ * once it leaves.
  */
 export class InputQueue {
   readonly #limits: InputQueueLimits;
   /** Ring of slot objects: the queued frames are logical [0, size), from `#head`. */
-  readonly #ring: Slot[];
-  readonly #mask: number;
+  #ring: Slot[];
+  #mask: number;
   #head = 0;
   #size = 0;
   /** The last frame applied (what coasting repeats), once there is one. */
@@ -65,9 +71,17 @@ export class InputQueue {
   constructor(limits: InputQueueLimits) {
     this.#limits = limits;
     // A power of two long, so a slot's place is a mask, not a division.
-    const length = 2 ** Math.ceil(Math.log2(Math.max(1, limits.maxQueued)));
+    const length = Math.min(
+      INITIAL_SLOTS,
+      2 ** Math.ceil(Math.log2(Math.max(1, limits.maxQueued))),
+    );
     this.#ring = Array.from({ length }, blankFrame);
     this.#mask = length - 1;
+  }
+
+  /** Slots the ring holds now (grows by doubling as frames pile up). */
+  get capacity(): number {
+    return this.#ring.length;
   }
 
   /** Frames waiting for their tick. */
@@ -102,6 +116,8 @@ export class InputQueue {
     while (i > 0 && this.#at(i - 1).tick > frame.tick) i--;
     if (i > 0 && this.#at(i - 1).tick === frame.tick) return "replay";
     if (this.#size >= this.#limits.maxQueued) return "flood";
+    // An insert needs the free slot past the end.
+    if (this.#size === this.#ring.length) this.#grow();
     // The free slot past the end moves to place i; the later frames move up one.
     const ring = this.#ring;
     const mask = this.#mask;
@@ -153,6 +169,17 @@ export class InputQueue {
     out.buttons = 0;
     out.viewLag = 0;
     return out;
+  }
+
+  /** Doubles the ring: the queued frames move to its front, in order; new slots follow. */
+  #grow(): void {
+    const ring = Array.from(
+      { length: this.#ring.length * 2 },
+      (_, k) => k < this.#size ? this.#at(k) : blankFrame(),
+    );
+    this.#ring = ring;
+    this.#mask = ring.length - 1;
+    this.#head = 0;
   }
 
   #dropOldest(): void {

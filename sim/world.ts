@@ -153,8 +153,12 @@ export class SimWorld {
   readonly #moveOpts: { arena: ArenaDef; tuning: PlayerTuning };
   /** The ships enemy shots can hit this tick (reused: filled by each step). */
   readonly #targets: PlayerState[] = [];
-  /** What each player saw this tick, once asked (undefined: the truth). */
-  readonly #seen = new Map<number, Map<number, SeenEnemy> | undefined>();
+  /**
+   * What each player saw, once asked, and the tick it was asked on (a view of undefined:
+   * the truth). Stamped rather than cleared each tick: Map.clear() gives an old map a
+   * new table in the old generation, garbage that only a full collection takes back.
+   */
+  readonly #seen = new Map<number, { tick: number; view: Map<number, SeenEnemy> | undefined }>();
 
   constructor(def: WorldDef, opts: WorldOptions) {
     this.def = def;
@@ -206,6 +210,7 @@ export class SimWorld {
     this.players.delete(id);
     this.#grazed.delete(id);
     this.#viewLag.delete(id);
+    this.#seen.delete(id);
   }
 
   /**
@@ -269,7 +274,6 @@ export class SimWorld {
 
   /** Records this tick as snapshots show it, for rebuilding what players saw. */
   #remember(): void {
-    this.#seen.clear();
     if (!this.#history) return;
     this.#history.record(this.tick, this.enemies, this.players.values());
   }
@@ -288,17 +292,20 @@ export class SimWorld {
   /** The enemies as player `id` saw them on this tick, or undefined when that is the truth. */
   #seenBy(id: number): Map<number, SeenEnemy> | undefined {
     if (!this.#history) return undefined;
-    if (!this.#seen.has(id)) {
-      this.#seen.set(
-        id,
-        this.#history.seenBy(id, {
-          tick: this.tick,
-          lagTicks: this.#viewLag.get(id) ?? 0,
-          arena: this.def.arena,
-        }),
-      );
+    let seen = this.#seen.get(id);
+    if (!seen) {
+      seen = { tick: -1, view: undefined };
+      this.#seen.set(id, seen);
     }
-    return this.#seen.get(id);
+    if (seen.tick !== this.tick) {
+      seen.tick = this.tick;
+      seen.view = this.#history.seenBy(id, {
+        tick: this.tick,
+        lagTicks: this.#viewLag.get(id) ?? 0,
+        arena: this.def.arena,
+      });
+    }
+    return seen.view;
   }
 
   #emit(event: SimEvent): void {

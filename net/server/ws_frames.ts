@@ -149,9 +149,19 @@ export class OutBuffer {
   }
 }
 
+/** No payload: what the reader holds between frames. */
+const NO_PAYLOAD = new Uint8Array(0);
+
 /**
  * Client frames (already audited) into events: payloads unmasked, a fragmented
  * message joined, control frames as they come (they may sit between fragments).
+ *
+ * A payload that arrives whole in one chunk (nearly every one: a client's input is a
+ * few dozen bytes) is read into a fresh array that only the event holds; the reader
+ * keeps a payload only while the rest of it is still to come. An array held by the
+ * reader until the client's next frame could outlive a young-generation collection,
+ * and one stored into it while a full collection marks is kept to the end of that
+ * collection: either way, a server's every input would reach the old generation.
  */
 export class ClientMessageReader {
   #header = new Uint8Array(14);
@@ -160,7 +170,7 @@ export class ClientMessageReader {
   #opcode = 0;
   #fin = false;
   #mask = new Uint8Array(4);
-  #payload: Uint8Array = new Uint8Array(0);
+  #payload: Uint8Array = NO_PAYLOAD;
   #got = 0;
   #reading = false;
   /** Fragments of the data message in progress, and its opcode. */
@@ -172,45 +182,63 @@ export class ClientMessageReader {
     const out: ClientFrameEvent[] = [];
     let at = 0;
     while (at < chunk.byteLength) {
+      let payload: Uint8Array;
       if (!this.#reading) {
         this.#header[this.#headerLength++] = chunk[at++];
         const need = headerLength(this.#header, this.#headerLength);
         if (need === undefined || this.#headerLength < need) continue;
-        this.#begin(need);
+        const length = this.#begin(need);
         this.#headerLength = 0;
-        if (this.#payload.byteLength > 0) continue;
+        if (length > chunk.byteLength - at) {
+          // The rest comes in later chunks: the reader holds what it has.
+          this.#payload = new Uint8Array(length);
+          this.#got = this.#unmask(this.#payload, { from: chunk, at, got: 0 });
+          at = chunk.byteLength;
+          this.#reading = true;
+          continue;
+        }
+        payload = new Uint8Array(length);
+        at += this.#unmask(payload, { from: chunk, at, got: 0 });
       } else {
-        const n = Math.min(this.#payload.byteLength - this.#got, chunk.byteLength - at);
-        const p = this.#payload;
-        const m = this.#mask;
-        for (let i = 0; i < n; i++) p[this.#got + i] = chunk[at + i] ^ m[(this.#got + i) & 3];
-        this.#got += n;
-        at += n;
-        if (this.#got < p.byteLength) continue;
+        const got = this.#unmask(this.#payload, { from: chunk, at, got: this.#got });
+        at += got - this.#got;
+        this.#got = got;
+        if (got < this.#payload.byteLength) continue;
+        payload = this.#payload;
+        this.#payload = NO_PAYLOAD;
+        this.#reading = false;
       }
-      this.#reading = false;
-      const event = this.#complete();
+      const event = this.#complete(payload);
       if (event) out.push(event);
     }
     return out;
   }
 
-  #begin(headerBytes: number): void {
+  /** Takes a frame's header; returns its payload's length. */
+  #begin(headerBytes: number): number {
     const h = this.#header;
     this.#fin = (h[0] & 0x80) !== 0;
     this.#opcode = h[0] & 0x0f;
-    // The audit capped the size: a real length, far below 2^53.
-    const length = payloadLength(h);
     const masked = (h[1] & 0x80) !== 0;
     if (masked) this.#mask.set(h.subarray(headerBytes - 4, headerBytes));
     else this.#mask.fill(0);
-    this.#payload = new Uint8Array(length);
-    this.#got = 0;
-    this.#reading = true;
+    // The audit capped the size: a real length, far below 2^53.
+    return payloadLength(h);
   }
 
-  #complete(): ClientFrameEvent | undefined {
-    const payload = this.#payload;
+  /**
+   * Unmasks what `from` holds past `at` into `payload` after its first `got` bytes, as
+   * much as fits; returns the bytes of `payload` filled now.
+   */
+  #unmask(payload: Uint8Array, opts: { from: Uint8Array; at: number; got: number }): number {
+    const { from, at, got } = opts;
+    const n = Math.min(payload.byteLength - got, from.byteLength - at);
+    const m = this.#mask;
+    for (let i = 0; i < n; i++) payload[got + i] = from[at + i] ^ m[(got + i) & 3];
+    return got + n;
+  }
+
+  #complete(payload: Uint8Array): ClientFrameEvent | undefined {
     switch (this.#opcode) {
       case WsOp.Ping:
         return { kind: "ping", data: payload };

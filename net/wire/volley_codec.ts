@@ -65,25 +65,58 @@ const ORIGINS = 3;
 const ENTRY_INDEX = 0x3f;
 const ORIGIN_SHIFT = 6;
 
-/** One slot: a header and the origins of its recent fan volleys, most recent first. */
+/**
+ * A slot's recent fan-volley origins, most recent first, as x, y pairs in one array
+ * made with the slot. Both sides update it for every fan volley, so it is changed in
+ * place: an array per origin would live as long as the slot's next few volleys, long
+ * enough to reach the old generation, for every client's dictionary.
+ */
+class RecentOrigins {
+  readonly #xy: number[] = new Array<number>(2 * ORIGINS).fill(0);
+  #length = 0;
+
+  /** Origins held (0–3). */
+  get length(): number {
+    return this.#length;
+  }
+
+  /** The k-th most recent origin's x (k from 0). */
+  x(k: number): number {
+    return this.#xy[2 * k];
+  }
+
+  /** The k-th most recent origin's y. */
+  y(k: number): number {
+    return this.#xy[2 * k + 1];
+  }
+
+  /** Which recent origin (x, y) is: 1–3, or 0. */
+  find(x: number, y: number): number {
+    const xy = this.#xy;
+    for (let k = 0; k < this.#length; k++) if (xy[2 * k] === x && xy[2 * k + 1] === y) return k + 1;
+    return 0;
+  }
+
+  /** Makes (x, y) the most recent origin; the oldest of three gives way to a new one. */
+  use(x: number, y: number): void {
+    const xy = this.#xy;
+    const found = this.find(x, y);
+    const from = found > 0 ? found - 1 : Math.min(this.#length, ORIGINS - 1);
+    if (found === 0 && this.#length < ORIGINS) this.#length++;
+    for (let k = from; k > 0; k--) {
+      xy[2 * k] = xy[2 * k - 2];
+      xy[2 * k + 1] = xy[2 * k - 1];
+    }
+    xy[0] = x;
+    xy[1] = y;
+  }
+}
+
+/** One slot: a header and the origins of its recent fan volleys. */
 interface Slot {
   readonly key: string;
   readonly header: VolleyHeader;
-  readonly origins: [number, number][];
-}
-
-/** Which recent origin of `slot` is (x, y): 1–3, or 0. */
-function recentOrigin(slot: Slot, x: number, y: number): number {
-  const i = slot.origins.findIndex(([ox, oy]) => ox === x && oy === y);
-  return i + 1;
-}
-
-/** Makes (x, y) the slot's most recent origin (both sides do this for every fan volley). */
-function useOrigin(slot: Slot, x: number, y: number): void {
-  const i = slot.origins.findIndex(([ox, oy]) => ox === x && oy === y);
-  if (i >= 0) slot.origins.splice(i, 1);
-  slot.origins.unshift([x, y]);
-  if (slot.origins.length > ORIGINS) slot.origins.pop();
+  readonly origins: RecentOrigins;
 }
 
 /**
@@ -126,7 +159,7 @@ export class VolleyDictionary {
     const old = this.#slots[index - 1];
     if (old) this.#byKey.delete(old.key);
     const key = keyOf(header);
-    this.#slots[index - 1] = { key, header, origins: [] };
+    this.#slots[index - 1] = { key, header, origins: new RecentOrigins() };
     this.#byKey.set(key, index);
     return index;
   }
@@ -141,9 +174,9 @@ export class VolleyDictionary {
       if (!s) throw new CodecError("Cannot encode the volley dictionary: a hole");
       writeRecord(w, VOLLEY_HEADER, { record: s.header, what: "volley dictionary" });
       w.u8(s.origins.length);
-      for (const [x, y] of s.origins) {
-        w.i16(x);
-        w.i16(y);
+      for (let k = 0; k < s.origins.length; k++) {
+        w.i16(s.origins.x(k));
+        w.i16(s.origins.y(k));
       }
     }
     return w.bytes();
@@ -164,8 +197,11 @@ export class VolleyDictionary {
       const header = readRecord(r, VOLLEY_HEADER);
       const count = r.u8();
       if (count > ORIGINS) throw new CodecError(`Cannot decode the volley dictionary: ${count}`);
-      const origins: [number, number][] = [];
-      for (let k = 0; k < count; k++) origins.push([r.i16(), r.i16()]);
+      const pairs: [number, number][] = [];
+      for (let k = 0; k < count; k++) pairs.push([r.i16(), r.i16()]);
+      // Oldest first: each use() puts its origin in front.
+      const origins = new RecentOrigins();
+      for (let k = count - 1; k >= 0; k--) origins.use(pairs[k][0], pairs[k][1]);
       const key = keyOf(header);
       this.#slots.push({ key, header, origins });
       this.#byKey.set(key, i + 1);
@@ -243,7 +279,7 @@ export function encodeVolleys(
     const known = index !== 0;
     if (!known) index = dict.define(header);
     const slot = dict.slot(index);
-    const origin = layout === Layout.Fan ? recentOrigin(slot, v.xs[0], v.ys[0]) : 0;
+    const origin = layout === Layout.Fan ? slot.origins.find(v.xs[0], v.ys[0]) : 0;
     w.u8((known ? index : 0) | (origin << ORIGIN_SHIFT));
     if (!known) writeRecord(w, VOLLEY_HEADER, { record: header, what: "volley" });
     w.u8(n);
@@ -252,7 +288,7 @@ export function encodeVolleys(
         w.i16(v.xs[0]);
         w.i16(v.ys[0]);
       }
-      useOrigin(slot, v.xs[0], v.ys[0]);
+      slot.origins.use(v.xs[0], v.ys[0]);
       for (let i = 0; i < n; i++) w.u16(v.angles[i]);
     } else if (layout === Layout.Line) {
       w.u16(v.angles[0]);
@@ -322,8 +358,9 @@ export function decodeVolleys(
       const ys: number[] = [];
       const angles: number[] = [];
       if (layout === Layout.Fan) {
-        const [x, y] = origin > 0 ? slot.origins[origin - 1] : [r.i16(), r.i16()];
-        useOrigin(slot, x, y);
+        const x = origin > 0 ? slot.origins.x(origin - 1) : r.i16();
+        const y = origin > 0 ? slot.origins.y(origin - 1) : r.i16();
+        slot.origins.use(x, y);
         for (let i = 0; i < n; i++) {
           xs.push(x);
           ys.push(y);

@@ -212,3 +212,25 @@ Deno.test("frames stay in tick order while the queue wraps around its slots many
   assert.equal(q.size, LIMITS.maxQueued);
   assert.deepEqual([40, 41, 42, 43].map((t) => q.take(t).moveX), [40, 41, 42, 43]);
 });
+
+Deno.test("the ring starts small and grows as frames pile up, keeping them in tick order", () => {
+  const limits: InputQueueLimits = { maxLeadTicks: 100, maxQueued: 48, coastTicks: 3 };
+  const q = new InputQueue(limits);
+  assert.equal(q.capacity, 8);
+  // Wrapped first (head mid-ring), then filled in a shuffled order past two doublings.
+  for (let t = 0; t < 5; t++) {
+    q.offer(frame(t), t);
+    q.take(t);
+  }
+  const ticks = Array.from({ length: 40 }, (_, i) => 5 + i);
+  const shuffled = ticks.map((_, i) => ticks[(i * 17) % ticks.length]);
+  assert.deepEqual([...shuffled].sort((a, b) => a - b), ticks);
+  for (const t of shuffled) assert.equal(q.offer(frame(t, { moveX: t % 100 }), 5), "queued");
+  assert.equal(q.size, 40);
+  assert.equal(q.capacity, 64);
+  assert.deepEqual(ticks.map((t) => q.take(t).moveX), ticks.map((t) => t % 100));
+  // Bounded all the same: maxQueued, then flood.
+  for (let t = 45; t < 45 + 48; t++) assert.equal(q.offer(frame(t), 45), "queued");
+  assert.equal(q.offer(frame(45 + 48), 45), "flood");
+  assert.equal(q.capacity, 64);
+});
