@@ -30,11 +30,11 @@ export interface FunctionCost {
   selfShare: number;
 }
 
-/** Records `seconds` of CPU samples from the inspector at `hostPort` (e.g. "127.0.0.1:9229"). */
-export async function recordProfile(
-  hostPort: string,
-  opts: { seconds: number; samplingIntervalUs?: number },
-): Promise<CpuProfile> {
+/** A DevTools protocol session with the inspector at `hostPort` (e.g. "127.0.0.1:9229"). */
+export async function inspectorSession(hostPort: string): Promise<{
+  call(method: string, params?: Record<string, unknown>): Promise<unknown>;
+  close(): void;
+}> {
   const targets = await (await fetch(`http://${hostPort}/json/list`)).json();
   const url = targets[0]?.webSocketDebuggerUrl as string | undefined;
   if (!url) throw new Error(`no inspector target at ${hostPort}`);
@@ -50,12 +50,23 @@ export async function recordProfile(
     ws.onopen = () => resolve();
     ws.onerror = () => reject(new Error(`cannot open ${url}`));
   });
-  const call = (method: string, params: Record<string, unknown> = {}) =>
-    new Promise<unknown>((resolve) => {
-      const id = nextId++;
-      pending.set(id, resolve);
-      ws.send(JSON.stringify({ id, method, params }));
-    });
+  return {
+    call: (method, params = {}) =>
+      new Promise<unknown>((resolve) => {
+        const id = nextId++;
+        pending.set(id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    close: () => ws.close(),
+  };
+}
+
+/** Records `seconds` of CPU samples from the inspector at `hostPort` (e.g. "127.0.0.1:9229"). */
+export async function recordProfile(
+  hostPort: string,
+  opts: { seconds: number; samplingIntervalUs?: number },
+): Promise<CpuProfile> {
+  const { call, close } = await inspectorSession(hostPort);
   try {
     await call("Profiler.enable");
     await call("Profiler.setSamplingInterval", { interval: opts.samplingIntervalUs ?? 200 });
@@ -65,7 +76,7 @@ export async function recordProfile(
     await call("Profiler.disable");
     return result.profile;
   } finally {
-    ws.close();
+    close();
   }
 }
 

@@ -24,7 +24,9 @@
  * scheduling its game loop got (`LOOP_PRIORITY`, which it inherits from this process's
  * environment: `LOOP_PRIORITY=normal deno task loadtest` to compare), and the
  * share of the machine's CPU its hypervisor took meanwhile (steal: on a shared host,
- * neighbours slow every figure down by it and more). The last line is the summary, with
+ * neighbours slow every figure down by it and more), and the garbage collections in
+ * the window (`gc`: the server runs with V8's `--trace-gc`, read by tools/gc_trace.ts;
+ * a full collection's pause stops the loop). The last line is the summary, with
  * the largest N that held and whether that meets the goal of 200 dungeons (800 players).
  * Figures depend on the machine and its neighbours: say how busy it was when you
  * quote them.
@@ -32,9 +34,11 @@
 import { checkArgs, type FlagSpec, intIn, positiveInts } from "./args.ts";
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
+import { allocationSites, formatSites, recordOldGenerationProfile } from "./heap_profile.ts";
 import { SERVER_V8_FLAGS } from "../net/server/config.ts";
 import { type MallocName, mallocOf, SERVER_MALLOC } from "../net/server/malloc.ts";
 import { schedPolicyOf } from "../net/server/loop_priority.ts";
+import { type GcCounts, GcTally } from "./gc_trace.ts";
 
 interface Args {
   readonly crowd: number;
@@ -51,6 +55,11 @@ interface Args {
   readonly lean: boolean;
   /** Where to write a CPU profile of the server for each window (its top functions go to stderr). */
   readonly profileDir: string | undefined;
+  /**
+   * Where to write, for each window, what the server allocated that no scavenge collected,
+   * by allocation stack (tools/heap_profile.ts; the top stacks go to stderr).
+   */
+  readonly heapProfileDir: string | undefined;
   /** More V8 flags for the server (`--server-v8=--trace-gc-nvp,…`); its traces go to stderr. */
   readonly serverV8: string | undefined;
   /**
@@ -64,7 +73,17 @@ interface Args {
 
 /** The flags `deno task loadtest` takes (any other is refused, with the usage line). */
 const FLAGS: FlagSpec = {
-  values: ["crowd", "steps", "window", "settle", "bots", "profile", "server-v8", "malloc"],
+  values: [
+    "crowd",
+    "steps",
+    "window",
+    "settle",
+    "bots",
+    "profile",
+    "heap-profile",
+    "server-v8",
+    "malloc",
+  ],
   switches: ["crowd-stays"],
 };
 
@@ -79,6 +98,7 @@ function parseArgs(argv: readonly string[]): Args {
     settleS: intIn("settle", get("settle") ?? "30", 0, 3600),
     lean: botsArg(get("bots") ?? "lean") === "lean",
     profileDir: get("profile"),
+    heapProfileDir: get("heap-profile"),
     serverV8: get("server-v8"),
     malloc: mallocArg(get("malloc") ?? "jemalloc"),
     crowdStays: argv.includes("--crowd-stays"),
@@ -136,6 +156,11 @@ export interface StepResult {
   loadAverage1m: number;
   /** The share of the machine's CPU the hypervisor took during the window, % (null: unknown). */
   stealPercent: number | null;
+  /**
+   * The server's garbage collections in the window, from V8's `--trace-gc` (the load
+   * test always asks for it): a full collection's pause stops the loop for its length.
+   */
+  gc: GcCounts;
   holds: boolean;
 }
 
@@ -316,18 +341,22 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const pinned = await hasTaskset();
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
-  const inspect = args.profileDir ? `127.0.0.1:${freePort()}` : undefined;
+  if (args.profileDir && args.heapProfileDir) {
+    throw new Error("--profile and --heap-profile: one at a time (each samples the whole window)");
+  }
+  const inspect = args.profileDir || args.heapProfileDir ? `127.0.0.1:${freePort()}` : undefined;
   // The inspector's sampler runs at normal priority: beside a loop at real-time priority
   // it only gets the core while the loop sleeps, and the profile is nearly all "(idle)".
   if (inspect && Deno.env.get("LOOP_PRIORITY") !== "normal") {
-    console.error("loadtest: --profile runs the server at LOOP_PRIORITY=normal (a sampler cannot");
+    console.error("loadtest: a profile runs the server at LOOP_PRIORITY=normal (a sampler cannot");
     console.error("  interrupt a real-time loop); its figures are not the shipped configuration's");
   }
   const { cmd, args: serverArgs } = command(pinned ? "0" : undefined, [
     "run",
     "-A",
-    // As `deno task start` and deploy/ run it (docs/NETCODE.md, "Capacity").
-    `--v8-flags=${SERVER_V8_FLAGS}${args.serverV8 ? `,${args.serverV8}` : ""}`,
+    // As `deno task start` and deploy/ run it (docs/NETCODE.md, "Capacity"), and traced: a
+    // line per collection (a dozen a second at 800 players), counted by the GcTally below.
+    `--v8-flags=${SERVER_V8_FLAGS},--trace-gc${args.serverV8 ? `,${args.serverV8}` : ""}`,
     ...(inspect ? [`--inspect=${inspect}`] : []),
     new URL("../main.ts", import.meta.url).pathname,
   ]);
@@ -353,11 +382,18 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       LD_PRELOAD: args.malloc === "jemalloc" ? SERVER_MALLOC : "",
       ...(inspect ? { LOOP_PRIORITY: "normal" } : {}),
     },
-    // V8's traces go to stdout: with flags of one's own, they are passed on to stderr.
-    stdout: args.serverV8 ? "piped" : "null",
+    // V8's traces go to stdout: the collections are counted; with flags of one's own, the
+    // rest (what those flags trace) is passed on to stderr.
+    stdout: "piped",
     stderr: "inherit",
   }).spawn();
-  if (args.serverV8) void server.stdout.pipeTo(Deno.stderr.writable, { preventClose: true });
+  const gc = new GcTally();
+  void (async () => {
+    const passOn = args.serverV8 ? (line: string) => console.error(line) : undefined;
+    for await (const text of server.stdout.pipeThrough(new TextDecoderStream())) {
+      gc.feed(text, passOn);
+    }
+  })();
   const bots = new BotProcess(pinned ? "1" : undefined);
   const results: StepResult[] = [];
   try {
@@ -385,7 +421,20 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       const cpuBefore = await cpuMs(server.pid);
       const workerBefore = await v8WorkerCpuMs(server.pid);
       const machineBefore = await machineCpu();
+      const gcBefore = gc.mark();
       const window = new Promise((r) => setTimeout(r, args.windowS * 1000));
+      if (inspect && args.heapProfileDir) {
+        const seconds = args.windowS - 1;
+        const profile = await recordOldGenerationProfile(inspect, { seconds });
+        const report = formatSites(allocationSites(profile), { seconds });
+        const name = `${args.heapProfileDir}/${phase}-${results.length}.txt`;
+        await Deno.mkdir(args.heapProfileDir, { recursive: true });
+        await Deno.writeTextFile(name, report + "\n");
+        console.error(
+          `loadtest: ${name}, the server's allocation that reached its old generation:`,
+        );
+        console.error(report.split("\n").slice(0, 16).join("\n"));
+      }
       if (inspect && args.profileDir) {
         const profile = await recordProfile(inspect, { seconds: args.windowS - 1 });
         const name = `${args.profileDir}/${phase}-${results.length}.cpuprofile`;
@@ -434,6 +483,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         snapshotsWithoutBaseline: bot.snapshotsWithoutBaseline ?? 0,
         loadAverage1m: Deno.loadavg()[0],
         stealPercent: stealPercent(machineBefore, machineAfter),
+        gc: gc.since(gcBefore),
         holds: after.p99Ms <= P99_LIMIT_MS && after.late - before.late === 0,
       };
       console.log(JSON.stringify(r));

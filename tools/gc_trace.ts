@@ -1,0 +1,72 @@
+/**
+ * Reads V8's `--trace-gc` lines (one per collection, on the traced process's stdout) as
+ * they arrive, and counts the collections: scavenges, and full collections with their
+ * pauses. `deno task loadtest` runs its server with `--trace-gc` and reports each
+ * window's collections from this, so a full collection inside a window is named, not
+ * guessed from a late tick.
+ *
+ *   [pid:0x…]  116783 ms: Incremental Mark-Compact 138.3 (147.1) -> 56.3 (93.1) MB, pooled: 54.0 MB, 66.38 / 0.00 ms (+ 83.1 ms in 892 steps …) …
+ *   [pid:0x…]  278207 ms: Scavenge (during sweeping) 116.3 (128.3) -> 109.7 (128.3) MB, pooled: 0.0 MB, 3.03 / 0.00 ms …
+ *
+ * The pause is the first of the two times (the second is the embedder's part).
+ */
+
+/** One collection as its trace line names it. */
+export interface GcEvent {
+  readonly kind: "scavenge" | "full";
+  /** The main thread's pause, ms. */
+  readonly pauseMs: number;
+}
+
+const LINE =
+  /ms: (Scavenge|Minor Mark-Sweep|(?:[A-Za-z]+ )?Mark-(?:Compact|Sweep))\b.*? MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+
+/** The collection a `--trace-gc` line reports, or undefined for any other line. */
+export function parseGcTraceLine(line: string): GcEvent | undefined {
+  const m = LINE.exec(line);
+  if (!m) return undefined;
+  const kind = m[1] === "Scavenge" || m[1] === "Minor Mark-Sweep" ? "scavenge" : "full";
+  return { kind, pauseMs: Number(m[2]) };
+}
+
+/** What a stretch of the trace held. */
+export interface GcCounts {
+  scavenges: number;
+  fullCollections: number;
+  /** Each full collection's pause, ms, in order. */
+  fullPausesMs: number[];
+}
+
+/** Collections counted so far, from text fed in whatever chunks it arrives in. */
+export class GcTally {
+  #partial = "";
+  #scavenges = 0;
+  readonly #fullPausesMs: number[] = [];
+
+  /** Feeds trace text; calls `other` with each complete line that is not a collection's. */
+  feed(text: string, other?: (line: string) => void): void {
+    const lines = (this.#partial + text).split("\n");
+    this.#partial = lines.pop() ?? "";
+    for (const line of lines) {
+      const e = parseGcTraceLine(line);
+      if (!e) other?.(line);
+      else if (e.kind === "scavenge") this.#scavenges++;
+      else this.#fullPausesMs.push(e.pauseMs);
+    }
+  }
+
+  /** A mark to count from: `since(mark)` gives what came after it. */
+  mark(): { scavenges: number; full: number } {
+    return { scavenges: this.#scavenges, full: this.#fullPausesMs.length };
+  }
+
+  /** The collections since `mark`. */
+  since(mark: { scavenges: number; full: number }): GcCounts {
+    const fullPausesMs = this.#fullPausesMs.slice(mark.full).map((ms) => Math.round(ms * 10) / 10);
+    return {
+      scavenges: this.#scavenges - mark.scavenges,
+      fullCollections: fullPausesMs.length,
+      fullPausesMs,
+    };
+  }
+}

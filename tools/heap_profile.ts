@@ -1,0 +1,128 @@
+/**
+ * What a running Deno process allocates that reaches its old generation, by where it was
+ * allocated: V8's sampling heap profiler through the inspector (start the process with
+ * `--inspect=127.0.0.1:PORT`), keeping the samples no scavenge collected. Those are the
+ * objects a full collection has to find: the ones that lived long enough to be promoted,
+ * and the young ones a full collection's marking found stored into old objects (it keeps
+ * them to its end, and copies them in its pause). `deno task loadtest --heap-profile=DIR`
+ * records one per window.
+ *
+ *   deno run -A tools/heap_profile.ts 127.0.0.1:9229 60 [out.txt]
+ *
+ * prints the allocation stacks that put the most bytes there over 60 s (the process's
+ * long-lived state made in that time counts too: a window after the load has settled
+ * makes little of it).
+ */
+import { inspectorSession } from "./cpu_profile.ts";
+
+/** The Chrome DevTools protocol's sampling heap profile. */
+export interface SamplingHeapProfile {
+  head: ProfileNode;
+  samples: { size: number; nodeId: number }[];
+}
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: ProfileNode[];
+}
+
+/** Bytes sampled at one allocation stack. */
+export interface AllocationSite {
+  /** Innermost frame first: `name file:line < caller file:line < …`. */
+  stack: string;
+  bytes: number;
+  share: number;
+}
+
+/**
+ * Samples `seconds` of allocation at `hostPort`, keeping what no scavenge collected
+ * (a sample every `intervalBytes` allocated, on average).
+ */
+export async function recordOldGenerationProfile(
+  hostPort: string,
+  opts: { seconds: number; intervalBytes?: number },
+): Promise<SamplingHeapProfile> {
+  const { call, close } = await inspectorSession(hostPort);
+  try {
+    await call("HeapProfiler.enable");
+    await call("HeapProfiler.startSampling", {
+      samplingInterval: opts.intervalBytes ?? 16_384,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: false,
+    });
+    await new Promise((r) => setTimeout(r, opts.seconds * 1000));
+    const result = await call("HeapProfiler.stopSampling") as { profile: SamplingHeapProfile };
+    await call("HeapProfiler.disable");
+    return result.profile;
+  } finally {
+    close();
+  }
+}
+
+/** The sampled bytes by allocation stack (its `depth` innermost frames), most first. */
+export function allocationSites(profile: SamplingHeapProfile, depth = 5): AllocationSite[] {
+  const nodes = new Map<number, ProfileNode>();
+  const parent = new Map<number, number>();
+  const stack: ProfileNode[] = [profile.head];
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    nodes.set(node.id, node);
+    for (const child of node.children ?? []) {
+      parent.set(child.id, node.id);
+      stack.push(child);
+    }
+  }
+  const frame = (node: ProfileNode) => {
+    const f = node.callFrame;
+    const file = f.url.replace(/^.*\/(?=[^/]+\/[^/]+$)/, "");
+    return `${f.functionName || "(anonymous)"} ${file}:${f.lineNumber + 1}`;
+  };
+  const bytes = new Map<string, number>();
+  let total = 0;
+  for (const s of profile.samples) {
+    const frames: string[] = [];
+    for (let id: number | undefined = s.nodeId; id !== undefined && frames.length < depth;) {
+      const node = nodes.get(id);
+      if (!node || node === profile.head) break;
+      frames.push(frame(node));
+      id = parent.get(id);
+    }
+    const key = frames.join(" < ") || "(root)";
+    bytes.set(key, (bytes.get(key) ?? 0) + s.size);
+    total += s.size;
+  }
+  return [...bytes].sort((a, b) => b[1] - a[1]).map(([stack, b]) => ({
+    stack,
+    bytes: b,
+    share: Math.round((b / Math.max(1, total)) * 1000) / 1000,
+  }));
+}
+
+/** A report: the total, then the top `top` stacks, one a line. */
+export function formatSites(
+  sites: readonly AllocationSite[],
+  opts: { seconds: number; top?: number },
+): string {
+  const total = sites.reduce((a, s) => a + s.bytes, 0);
+  const mb = (b: number) => (b / 1e6).toFixed(2);
+  const lines = [
+    `${mb(total)} MB sampled that no scavenge collected, over ${opts.seconds} s ` +
+    `(${mb(total / opts.seconds)} MB/s):`,
+  ];
+  for (const s of sites.slice(0, opts.top ?? 40)) {
+    lines.push(`${(s.share * 100).toFixed(1).padStart(5)} %  ${mb(s.bytes)} MB  ${s.stack}`);
+  }
+  return lines.join("\n");
+}
+
+if (import.meta.main) {
+  const [hostPort, seconds = "60", out] = Deno.args;
+  if (!hostPort) {
+    console.error("usage: heap_profile.ts HOST:PORT [SECONDS] [OUT.txt]");
+    Deno.exit(2);
+  }
+  const profile = await recordOldGenerationProfile(hostPort, { seconds: Number(seconds) });
+  const report = formatSites(allocationSites(profile), { seconds: Number(seconds) });
+  if (out) await Deno.writeTextFile(out, report + "\n");
+  console.log(report);
+}
