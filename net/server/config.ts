@@ -28,7 +28,8 @@ import { parseSecret, randomId } from "./tokens.ts";
  *   back; under load it started one ~100 s into three runs of five at 800 players, far below
  *   the allocation limit (98–112 ms pauses), and one of 631 ms in a ladder (a 436 MB heap).
  *   A server's heap is sized for its load: the allocation limit above starts its full
- *   collections, and nothing else.
+ *   collections, and nothing else. The cost: memory freed when the load falls goes back
+ *   to the system only at the next full collection.
  */
 export const SERVER_V8_FLAGS =
   "--max-semi-space-size=8,--no-allocation-site-pretenuring,--single-threaded-gc,--heap-growing-percent=400,--no-memory-reducer";
