@@ -31,7 +31,7 @@ export interface FunctionCost {
 }
 
 /** A DevTools protocol session with the inspector at `hostPort` (e.g. "127.0.0.1:9229"). */
-export async function inspectorSession(hostPort: string): Promise<{
+async function inspectorSession(hostPort: string): Promise<{
   call(method: string, params?: Record<string, unknown>): Promise<unknown>;
   close(): void;
 }> {
@@ -61,23 +61,47 @@ export async function inspectorSession(hostPort: string): Promise<{
   };
 }
 
+/**
+ * One sampling window through the inspector at `hostPort`: enables `domain`, makes the
+ * `start` calls in order, waits `seconds`, and returns what the `stop` call answers.
+ */
+export async function inspectorWindow<T>(
+  hostPort: string,
+  opts: {
+    domain: string;
+    start: readonly [method: string, params?: Record<string, unknown>][];
+    stop: string;
+    seconds: number;
+  },
+): Promise<T> {
+  const { call, close } = await inspectorSession(hostPort);
+  try {
+    await call(`${opts.domain}.enable`);
+    for (const [method, params] of opts.start) await call(method, params);
+    await new Promise((r) => setTimeout(r, opts.seconds * 1000));
+    const result = await call(opts.stop) as T;
+    await call(`${opts.domain}.disable`);
+    return result;
+  } finally {
+    close();
+  }
+}
+
 /** Records `seconds` of CPU samples from the inspector at `hostPort` (e.g. "127.0.0.1:9229"). */
 export async function recordProfile(
   hostPort: string,
   opts: { seconds: number; samplingIntervalUs?: number },
 ): Promise<CpuProfile> {
-  const { call, close } = await inspectorSession(hostPort);
-  try {
-    await call("Profiler.enable");
-    await call("Profiler.setSamplingInterval", { interval: opts.samplingIntervalUs ?? 200 });
-    await call("Profiler.start");
-    await new Promise((r) => setTimeout(r, opts.seconds * 1000));
-    const result = await call("Profiler.stop") as { profile: CpuProfile };
-    await call("Profiler.disable");
-    return result.profile;
-  } finally {
-    close();
-  }
+  const result = await inspectorWindow<{ profile: CpuProfile }>(hostPort, {
+    domain: "Profiler",
+    start: [
+      ["Profiler.setSamplingInterval", { interval: opts.samplingIntervalUs ?? 200 }],
+      ["Profiler.start"],
+    ],
+    stop: "Profiler.stop",
+    seconds: opts.seconds,
+  });
+  return result.profile;
 }
 
 /** Self time by function, most first (idle and GC stay in, under their own names). */

@@ -13,7 +13,7 @@
  * long-lived state made in that time counts too: a window after the load has settled
  * makes little of it).
  */
-import { inspectorSession } from "./cpu_profile.ts";
+import { inspectorWindow } from "./cpu_profile.ts";
 
 /** The Chrome DevTools protocol's sampling heap profile. */
 export interface SamplingHeapProfile {
@@ -43,21 +43,17 @@ export async function recordOldGenerationProfile(
   hostPort: string,
   opts: { seconds: number; intervalBytes?: number },
 ): Promise<SamplingHeapProfile> {
-  const { call, close } = await inspectorSession(hostPort);
-  try {
-    await call("HeapProfiler.enable");
-    await call("HeapProfiler.startSampling", {
+  const result = await inspectorWindow<{ profile: SamplingHeapProfile }>(hostPort, {
+    domain: "HeapProfiler",
+    start: [["HeapProfiler.startSampling", {
       samplingInterval: opts.intervalBytes ?? 16_384,
       includeObjectsCollectedByMajorGC: true,
       includeObjectsCollectedByMinorGC: false,
-    });
-    await new Promise((r) => setTimeout(r, opts.seconds * 1000));
-    const result = await call("HeapProfiler.stopSampling") as { profile: SamplingHeapProfile };
-    await call("HeapProfiler.disable");
-    return result.profile;
-  } finally {
-    close();
-  }
+    }]],
+    stop: "HeapProfiler.stopSampling",
+    seconds: opts.seconds,
+  });
+  return result.profile;
 }
 
 /** The sampled bytes by allocation stack (its `depth` innermost frames), most first. */
