@@ -9,6 +9,15 @@
  *   [pid:0x…]  278207 ms: Scavenge (during sweeping) 116.3 (128.3) -> 109.7 (128.3) MB, pooled: 0.0 MB, 3.03 / 0.00 ms …
  *
  * The pause is the first of the two times (the second is the embedder's part).
+ *
+ * V8 prints a trace line in several writes, and the server's own log lines (JSON, `{"t":"`
+ * first, each one write) share the stream: one can land inside a trace line,
+ *
+ *   [pid:0x…]    24028 ms: Scaven{"t":"…","event":"slow_tick",…}
+ *   ge (during sweeping) 60.9 (71.1) -> 54.2 (71.1) MB, …
+ *
+ * so the log line is taken out and the trace line joined again (35 of 4,166 trace lines
+ * in a 300 s load test were cut so; a full collection's could be among them).
  */
 
 /** One collection as its trace line names it. */
@@ -37,9 +46,14 @@ export interface GcCounts {
   fullPausesMs: number[];
 }
 
+/** Where a server log line starts (main.ts writes JSON with its time first). */
+const LOG_LINE = '{"t":"';
+
 /** Collections counted so far, from text fed in whatever chunks it arrives in. */
 export class GcTally {
   #partial = "";
+  /** The head of a trace line that a log line cut: the rest is the next line. */
+  #cut = "";
   #scavenges = 0;
   readonly #fullPausesMs: number[] = [];
 
@@ -47,7 +61,15 @@ export class GcTally {
   feed(text: string, other?: (line: string) => void): void {
     const lines = (this.#partial + text).split("\n");
     this.#partial = lines.pop() ?? "";
-    for (const line of lines) {
+    for (let line of lines) {
+      line = this.#cut + line;
+      this.#cut = "";
+      const log = line.indexOf(LOG_LINE);
+      if (log > 0) {
+        other?.(line.slice(log));
+        this.#cut = line.slice(0, log);
+        continue;
+      }
       const e = parseGcTraceLine(line);
       if (!e) other?.(line);
       else if (e.kind === "scavenge") this.#scavenges++;

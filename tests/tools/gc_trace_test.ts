@@ -46,3 +46,30 @@ Deno.test("a tally counts from a mark, whatever chunks the trace arrives in", ()
   tally.feed(`${SCAVENGE}\n`);
   assert.deepEqual(tally.since(mark), { scavenges: 1, fullCollections: 0, fullPausesMs: [] });
 });
+
+Deno.test("a log line written inside a trace line is passed on, and the trace line still counts", () => {
+  const log = '{"t":"2026-12-03T12:00:10.135Z","event":"slow_tick","ms":9.79}';
+  // As seen: the log line after the trace line's prefix, or in the middle of its text.
+  const text = [
+    `${FULL.slice(0, 22)}${log}`,
+    `${FULL.slice(22)}`,
+    `${SCAVENGE.slice(0, 50)}${log}`,
+    `${SCAVENGE.slice(50)}`,
+    log,
+    SCAVENGE,
+    "",
+  ].join("\n");
+  for (const size of [text.length, 1, 13]) {
+    const tally = new GcTally();
+    const others: string[] = [];
+    for (let at = 0; at < text.length; at += size) {
+      tally.feed(text.slice(at, at + size), (line) => others.push(line));
+    }
+    assert.deepEqual(tally.since({ scavenges: 0, full: 0 }), {
+      scavenges: 2,
+      fullCollections: 1,
+      fullPausesMs: [66.4],
+    }, `chunks of ${size}`);
+    assert.deepEqual(others, [log, log, log]);
+  }
+});
