@@ -53,7 +53,8 @@ export class Connection {
   readonly addressKey: string;
   readonly #server: GameServer;
   readonly #transport: Transport;
-  readonly #decoder = new MessageDecoder();
+  // Its Input frames are lent: #handle offers each to the input queue, which copies it.
+  readonly #decoder = new MessageDecoder({ reuseInputFrames: true });
   readonly #messages: Budget;
   readonly #bytes: Budget;
   #handshakeTimer: number | undefined;

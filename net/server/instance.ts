@@ -368,8 +368,6 @@ export class Instance {
     const { volleys, hits, small } = this.#batch;
     const orders: TransferOrder[] = [];
     let someoneDied = false;
-    const later = (delay: number, order: TransferOrder) =>
-      this.#scheduled.push({ atTick: this.world.tick + delay, order });
     for (const e of events) {
       switch (e.type) {
         case "volley":
@@ -378,7 +376,8 @@ export class Instance {
         case "bulletHit":
           // Shots die on the stationary boss identically in every replica: no traffic.
           if (e.target === HitTarget.Boss) break;
-          hits.push({ uid: e.uid, target: e.target, targetId: e.targetId, damage: e.damage });
+          // The event is the record (its type aside): no copy.
+          hits.push(e);
           break;
         case "bulletsCleared":
           small.push({ ...e, tick });
@@ -395,7 +394,7 @@ export class Instance {
         case "playerDied":
           someoneDied = true;
           small.push(e);
-          later(TRANSFER_DELAYS.deathReturnTicks, {
+          this.#later(TRANSFER_DELAYS.deathReturnTicks, {
             playerId: e.playerId,
             reason: EnterReason.Death,
             to: "hub",
@@ -441,7 +440,7 @@ export class Instance {
           this.#endRun(Outcome.Cleared);
           for (const p of this.world.players.values()) {
             if (p.status === "active") {
-              later(TRANSFER_DELAYS.resultsReturnTicks, {
+              this.#later(TRANSFER_DELAYS.resultsReturnTicks, {
                 playerId: p.id,
                 reason: EnterReason.Cleared,
                 to: "hub",
@@ -461,6 +460,11 @@ export class Instance {
       this.#endRun(Outcome.Wiped);
     }
     return orders;
+  }
+
+  /** Schedules a transfer `delay` ticks from now. */
+  #later(delay: number, order: TransferOrder): void {
+    this.#scheduled.push({ atTick: this.world.tick + delay, order });
   }
 
   #sendSnapshots(tick: number): void {

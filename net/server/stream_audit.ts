@@ -47,6 +47,8 @@ const CRLFCRLF = [13, 10, 13, 10];
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const REQUEST_LINE = /^([A-Z]+) (\S+) HTTP\/1\.[01]$/;
 
+const NOTHING: readonly Uint8Array[] = [];
+
 function joinAll(parts: readonly Uint8Array[]): Uint8Array {
   if (parts.length === 1) return parts[0];
   let out: Uint8Array = new Uint8Array(0);
@@ -99,7 +101,7 @@ export class ClientStreamAudit {
     let at = 0;
     while (at < chunk.byteLength && this.#state !== "done") {
       if (this.#state === "ws") {
-        const step = this.#frames.feed(chunk.subarray(at), nowMs);
+        const step = this.#frames.feed(at === 0 ? chunk : chunk.subarray(at), nowMs);
         if (step.forward.byteLength > 0) out.push({ kind: "forward", bytes: step.forward });
         if (step.close) {
           this.#state = "done";
@@ -229,35 +231,49 @@ export class ClientFrameScanner {
   /** The frame in progress is being dropped. */
   #dropping = false;
 
-  /** Scans a chunk: the bytes to forward, and a close if a frame broke a rule. */
+  /** What feed() found, reused by every call (a game socket's every read goes through it). */
+  readonly #result: { forward: Uint8Array; close: { code: number; reason: string } | undefined } = {
+    forward: new Uint8Array(0),
+    close: undefined,
+  };
+
+  /**
+   * Scans a chunk: the bytes to forward, and a close if a frame broke a rule. The answer
+   * is valid until the next call.
+   */
   feed(
     chunk: Uint8Array,
     nowMs: number,
-  ): { forward: Uint8Array; close?: { code: number; reason: string } } {
-    const kept: Uint8Array[] = [];
+  ): {
+    readonly forward: Uint8Array;
+    readonly close: { code: number; reason: string } | undefined;
+  } {
+    const result = this.#result;
+    result.close = undefined;
+    /** The runs kept so far, once part of the chunk is cut (none until then). */
+    let kept: Uint8Array[] | undefined;
     /** Start of the run of bytes being kept. */
     let keepFrom = 0;
     let cut = this.#dropping;
     let at = 0;
     /** Where the frame being read began in this chunk (0 if it began in an earlier one). */
     let frameStart = 0;
-    const endFrame = () => {
-      if (this.#payloadLeft > 0 || !this.#dropping) return;
-      this.#dropping = false;
-      keepFrom = at;
-    };
     while (at < chunk.byteLength) {
       if (this.#payloadLeft > 0) {
         const n = Math.min(this.#payloadLeft, chunk.byteLength - at);
         this.#payloadLeft -= n;
         at += n;
-        endFrame();
+        // A dropped frame's end: keeping starts again after it.
+        if (this.#payloadLeft === 0 && this.#dropping) {
+          this.#dropping = false;
+          keepFrom = at;
+        }
         continue;
       }
       if (this.#headerLength === 0) {
         frameStart = at;
         if (this.dropData && (chunk[at] & 0x0f) <= WsOp.Binary) {
-          if (at > keepFrom) kept.push(chunk.subarray(keepFrom, at));
+          if (at > keepFrom) (kept ??= []).push(chunk.subarray(keepFrom, at));
           this.#dropping = true;
           cut = true;
         }
@@ -270,15 +286,25 @@ export class ClientFrameScanner {
       if (close) {
         // Forward up to (not including) the frame that broke the rule.
         if (!this.#dropping && frameStart > keepFrom) {
-          kept.push(chunk.subarray(keepFrom, frameStart));
+          (kept ??= []).push(chunk.subarray(keepFrom, frameStart));
         }
-        return { forward: joinAll(kept), close };
+        result.forward = joinAll(kept ?? NOTHING);
+        result.close = close;
+        return result;
       }
-      endFrame();
+      // A dropped frame without payload ends with its header.
+      if (this.#payloadLeft === 0 && this.#dropping) {
+        this.#dropping = false;
+        keepFrom = at;
+      }
     }
-    if (!cut) return { forward: chunk };
-    if (!this.#dropping && at > keepFrom) kept.push(chunk.subarray(keepFrom, at));
-    return { forward: joinAll(kept) };
+    if (!cut) {
+      result.forward = chunk;
+      return result;
+    }
+    if (!this.#dropping && at > keepFrom) (kept ??= []).push(chunk.subarray(keepFrom, at));
+    result.forward = joinAll(kept ?? NOTHING);
+    return result;
   }
 
   /** Checks a complete frame header; sets up its payload. */

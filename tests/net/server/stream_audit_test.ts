@@ -329,6 +329,20 @@ Deno.test("once the server has closed, data frames are dropped and control frame
   assert.deepEqual(forwarded, new Uint8Array([...close, ...ping]));
 });
 
+Deno.test("after the server's close, empty and full data frames are dropped at every split", () => {
+  const empty = frame(2, 0);
+  const data = frame(1, 7);
+  const close = frame(8, 2);
+  const ping = frame(9, 0);
+  const stream = new Uint8Array([...empty, ...ping, ...data, ...empty, ...close, ...empty]);
+  for (const size of [stream.length, 1, 2, 3, 5]) {
+    const a = upgraded();
+    a.serverClosed();
+    const { forwarded } = run(a, pieces(stream, size));
+    assert.deepEqual(forwarded, new Uint8Array([...ping, ...close]), `pieces of ${size}`);
+  }
+});
+
 Deno.test("the server-side tracker notices the server's close frame", () => {
   const t = new ServerFrameTracker();
   t.feed(new Uint8Array([0x82, 1, 7]));

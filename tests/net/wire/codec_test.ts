@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { Decoder, Encoder } from "cbor-x";
 import { NEEDLE, ORB, PLAYER, SPIRAL, WALL_BLOCK } from "../../../content/mod.ts";
+import { MAX_INPUT_FRAMES_PER_MESSAGE } from "../../../content/net_tuning.ts";
 import {
   CodecError,
   decodeClientMessage,
@@ -111,6 +112,38 @@ Deno.test("an input read by hand is what the general reader makes of the same me
     if (quick === "refused") refused++;
   }
   assert.ok(refused > 500, `${refused} broken messages refused`);
+});
+
+Deno.test("a decoder that reuses input frames reads every message as a new decoder does", () => {
+  const general = (b: Uint8Array) => Uint8Array.from([0x9f, ...b.subarray(1), 0xff]);
+  const lender = new MessageDecoder({ reuseInputFrames: true });
+  const rng = new Rng(11);
+  const int = (lo: number, hi: number) => lo + Math.floor(rng.next() * (hi - lo + 1));
+  let first: unknown;
+  for (let i = 0; i < 500; i++) {
+    // Every count a message may carry, read by hand and by the general reader.
+    const n = 1 + (i % MAX_INPUT_FRAMES_PER_MESSAGE);
+    const newest = int(n - 1, 100_000);
+    const frames = Array.from({ length: n }, (_, k) => ({
+      tick: newest - n + 1 + k,
+      moveX: int(-100, 100),
+      moveY: int(-100, 100),
+      aim: int(0, 65535),
+      buttons: int(0, 7),
+      viewLag: int(0, 20),
+    }));
+    const bytes = encodeClientMessage(enc, { kind: ClientKind.Input, frames });
+    for (const b of [bytes, general(bytes)]) {
+      const msg = decodeClientMessage(lender, b);
+      assert.deepEqual(msg, decodeClientMessage(dec(), b), `message ${i}`);
+      assert.ok(msg.kind === ClientKind.Input);
+      // The same objects each time: lent until the next decode, never made anew.
+      first ??= msg.frames[0];
+      assert.equal(msg.frames[0], first);
+    }
+    // A message refused halfway leaves the next one whole.
+    assert.throws(() => decodeClientMessage(lender, bytes.subarray(0, bytes.length - 1)));
+  }
 });
 
 Deno.test("a hello of another protocol version decodes to its version alone, whatever follows", () => {
