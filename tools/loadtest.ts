@@ -141,6 +141,12 @@ export interface StepResult {
   tickP50Ms: number;
   tickP99Ms: number;
   lateTicks: number;
+  /**
+   * The stalls those late ticks came in (a stop of the loop, and the catching up after
+   * it: net/server/scheduler.ts), by how late their latest tick started. Many short ones
+   * are a loop with too little time to spare; a few long ones, pauses.
+   */
+  stalls: { count: number; worstLateMs: Record<string, number> };
   snapshotsPerSecP5: number;
   downBytesPerSecPerClient: { mean: number; p95: number };
   rssMb: number;
@@ -274,7 +280,29 @@ async function serverFigures(base: string) {
     players: value(/^bh_players\{[^}]*\} (\S+)$/m),
     tickSumS: value(/^bh_tick_duration_seconds_sum\{[^}]*\} (\S+)$/m),
     tickCount: value(/^bh_tick_duration_seconds_count\{[^}]*\} (\S+)$/m),
+    // Cumulative, by upper bound in seconds ("+Inf" last).
+    stallBuckets: [...text.matchAll(/^bh_loop_stalls_seconds_bucket\{[^}]*le="([^"]+)"\} (\S+)$/gm)]
+      .map((m) => ({ le: m[1], count: Number(m[2]) })),
   };
+}
+
+/**
+ * The stalls between two readings of the loop's histogram, by the most their latest
+ * tick started late (ms, at most; "more" past the last bound): not cumulative.
+ */
+export function stallsBetween(
+  before: readonly { le: string; count: number }[],
+  after: readonly { le: string; count: number }[],
+): { count: number; worstLateMs: Record<string, number> } {
+  const worstLateMs: Record<string, number> = {};
+  let below = 0;
+  for (const { le, count } of after) {
+    const cumulative = count - (before.find((b) => b.le === le)?.count ?? 0);
+    worstLateMs[le === "+Inf" ? "more" : String(Math.round(Number(le) * 1000))] = cumulative -
+      below;
+    below = cumulative;
+  }
+  return { count: below, worstLateMs };
 }
 
 /** The bots' process: commands in, one report line out per request. */
@@ -468,6 +496,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,
         lateTicks: after.late - before.late,
+        stalls: stallsBetween(before.stallBuckets, after.stallBuckets),
         snapshotsPerSecP5: percentile(snaps, 0.05),
         downBytesPerSecPerClient: {
           mean: Math.round(

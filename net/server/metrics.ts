@@ -2,6 +2,7 @@
 import { ClusterNode } from "./cluster.ts";
 import { CLOSE_LABELS, type GameServer, REFUSAL_KINDS, TICK_MS_BUCKETS } from "./server.ts";
 import type { DoorStats } from "./front_door.ts";
+import { STALL_MS_BUCKETS } from "./scheduler.ts";
 
 /** Adds `process="…"` to a sample's labels: scrapes through a load balancer stay apart. */
 function withProcess(labels: string, process: string): string {
@@ -84,6 +85,20 @@ export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {
     "",
     server.scheduler.stats.ticksLate,
   ]]);
+  const stats = server.scheduler.stats;
+  let stalls = 0;
+  const stallBuckets: [string, number][] = STALL_MS_BUCKETS.map((b, i) => {
+    stalls += stats.stallBuckets[i];
+    return [`_bucket{le="${b / 1000}"}`, stalls];
+  });
+  stallBuckets.push(['_bucket{le="+Inf"}', stats.stalls]);
+  stallBuckets.push(["_sum", stats.stallMsSum / 1000], ["_count", stats.stalls]);
+  metric(
+    "bh_loop_stalls_seconds",
+    "histogram",
+    "Stalls of the game loop (runs of late ticks), by how late their latest tick started.",
+    stallBuckets,
+  );
   metric("bh_ticks_dropped_total", "counter", "Ticks skipped after falling behind.", [[
     "",
     server.scheduler.stats.ticksDropped,

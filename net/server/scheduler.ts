@@ -21,6 +21,12 @@ export const realClock: Clock = {
   clearTimer: (id) => clearTimeout(id),
 };
 
+/**
+ * The buckets of `SchedulerStats.stallBuckets`: how late a stall's latest tick started,
+ * ms, at most (the last bucket holds every stall beyond the last bound).
+ */
+export const STALL_MS_BUCKETS = [25, 33, 50, 100, 250, 1000] as const;
+
 /** What the loop has measured. */
 export interface SchedulerStats {
   ticks: number;
@@ -30,6 +36,21 @@ export interface SchedulerStats {
   ticksDropped: number;
   /** Steps that threw (the loop went on). */
   stepErrors: number;
+  /**
+   * Stalls: runs of late ticks, each counted once a tick starts on time again. One stop
+   * of the loop (a collection's pause, a long tick, a burst of I/O between ticks) makes
+   * the ticks due meanwhile late, and the ones run to catch up after it: one stall of
+   * several late ticks. Many short stalls are a loop with too little time to spare; a
+   * few long ones are pauses.
+   */
+  stalls: number;
+  /**
+   * Stalls by how late their latest tick started: `stallBuckets[i]` counts those of at
+   * most STALL_MS_BUCKETS[i] ms (not cumulative); the one past the end, any later.
+   */
+  stallBuckets: number[];
+  /** The stalls' worst lateness, summed, ms. */
+  stallMsSum: number;
 }
 
 /** Wake this long before a tick's target: timers fire late, rarely early. */
@@ -44,7 +65,17 @@ export class FixedStepScheduler {
   #timer: number | undefined;
   #nextAt = 0;
   #tick = 0;
-  readonly stats: SchedulerStats = { ticks: 0, ticksLate: 0, ticksDropped: 0, stepErrors: 0 };
+  readonly stats: SchedulerStats = {
+    ticks: 0,
+    ticksLate: 0,
+    ticksDropped: 0,
+    stepErrors: 0,
+    stalls: 0,
+    stallBuckets: [...STALL_MS_BUCKETS, Infinity].map(() => 0),
+    stallMsSum: 0,
+  };
+  /** How late the latest tick of the stall in progress started, ms (0: none in progress). */
+  #stallMs = 0;
 
   constructor(
     clock: Clock,
@@ -88,7 +119,13 @@ export class FixedStepScheduler {
     let ran = 0;
     let now = this.#clock.now();
     while (now >= this.#nextAt - WAKE_EARLY_MS && ran < this.#maxCatchUp) {
-      if (now - this.#nextAt > TICK_MS) this.stats.ticksLate++;
+      const late = now - this.#nextAt;
+      if (late > TICK_MS) {
+        this.stats.ticksLate++;
+        if (late > this.#stallMs) this.#stallMs = late;
+      } else if (this.#stallMs > 0) {
+        this.#endStall();
+      }
       try {
         this.#step(this.#tick++);
       } catch (err) {
@@ -108,6 +145,18 @@ export class FixedStepScheduler {
       this.#nextAt += behind * TICK_MS;
     }
     if (this.#timer !== undefined) this.#arm();
+  }
+
+  /** The stall in progress is over: counted under how late its latest tick started. */
+  #endStall(): void {
+    const ms = this.#stallMs;
+    this.#stallMs = 0;
+    const s = this.stats;
+    s.stalls++;
+    s.stallMsSum += ms;
+    let i = 0;
+    while (i < STALL_MS_BUCKETS.length && ms > STALL_MS_BUCKETS[i]) i++;
+    s.stallBuckets[i]++;
   }
 }
 

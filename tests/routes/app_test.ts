@@ -279,7 +279,7 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 34, `README lists ${[...documented.keys()].join(", ")}`);
+  assert.equal(documented.size, 35, `README lists ${[...documented.keys()].join(", ")}`);
   // As main.ts runs it: behind the front door, whose counts /metrics shows too.
   const door: DoorStats = {
     accepted: 7,
@@ -336,6 +336,9 @@ Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prome
   assert.equal(valueOf(families, "bh_snapshots_skipped_total"), 0);
   assert.equal(valueOf(families, "bh_ticks_late_total"), 0);
   assert.equal(valueOf(families, "bh_ticks_dropped_total"), 0);
+  const stalls = assertHistogram(families, "bh_loop_stalls_seconds");
+  assert.equal(stalls.length, 7, "six bounds from 25 ms to 1 s, and +Inf");
+  assert.equal(parseValue(stalls[0].labels.le, "le"), 0.025);
   for (const verdict of ["queued", "replay", "stale", "future", "flood", "invalid"]) {
     assert.equal(valueOf(families, "bh_input_frames_total", { verdict }), 0, verdict);
   }
