@@ -46,7 +46,6 @@ import {
   type SnapshotUnits,
   sortRows,
   unitsFromOwnRows,
-  unitsFromRows,
 } from "../wire/snapshot_delta.ts";
 import {
   EnterReason,
@@ -516,17 +515,21 @@ export class Instance {
         folding: b.foldTicks > 0,
       })
       : null;
+    // The enemies in id order once for every member's snapshot; the arrays here are this
+    // call's own, so the snapshots take them as they are (sorted in place, not copied).
+    sortRows(enemies);
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
-    const everyone = crowded ? undefined : unitsFromRows({ ...shared, players: rows });
-    // A crowd's members all ask for their nearest on the same tick: one index for them all,
-    // and the enemies in id order once for every member's snapshot.
+    const everyone = crowded ? undefined : unitsFromOwnRows({ ...shared, players: rows });
+    // A crowd's members all ask for their nearest on the same tick: one index for them all.
     const index = crowded ? new NearestIndex(players) : undefined;
-    if (crowded) sortRows(enemies);
     const slot = tick % TICKS_PER_SNAPSHOT;
     // Each member gets the changes since a snapshot it holds: the last one sent on an
     // ordered stream, the newest it acknowledged over datagrams (lost ones never are).
-    // Members of a small world with the same baseline share one body.
-    const bodies = new Map<SnapshotUnits | undefined, Uint8Array>();
+    // Members of a small world with the same baseline share one body: nearly always all of
+    // them (the first one's is kept aside; a map only once a second baseline turns up).
+    let firstBase: SnapshotUnits | undefined;
+    let firstBody: Uint8Array | undefined;
+    let bodies: Map<SnapshotUnits | undefined, Uint8Array> | undefined;
     for (const m of this.#members.values()) {
       let units = everyone;
       if (!units) {
@@ -545,10 +548,21 @@ export class Instance {
       }
       const acked = m.peer.datagrams || (m.peer.consumeResync?.() ?? false);
       const base = acked ? m.sent.get(m.peer.snapshotAck ?? -1) : m.sent.newest;
-      let body = everyone ? bodies.get(base) : undefined;
-      if (!body) {
+      let body: Uint8Array | undefined;
+      if (everyone) {
+        body = firstBody !== undefined && firstBase === base ? firstBody : bodies?.get(base);
+        if (!body) {
+          body = encodeSnapshotBody(units, base);
+          if (firstBody === undefined) {
+            firstBase = base;
+            firstBody = body;
+          } else {
+            (bodies ??= new Map()).set(base, body);
+          }
+        }
+      } else {
+        // A crowd member's own rows: a body of its own.
         body = encodeSnapshotBody(units, base);
-        if (everyone) bodies.set(base, body);
       }
       const sent = m.peer.sendLatest(
         encodeSnapshot(this.#encoder, {

@@ -7,8 +7,9 @@ import assert from "node:assert/strict";
 import { TICKS_PER_SNAPSHOT, TRANSFER_DELAYS } from "../../../content/net_tuning.ts";
 import { CANTOR, CONTENT, FOLD, HUB, PLAYER, WARDEN, worldByKey } from "../../../content/mod.ts";
 import { Instance, type Peer } from "../../../net/server/instance.ts";
-import { MessageEncoder } from "../../../net/wire/codec.ts";
-import { CloseCode, EnterReason, type EventName } from "../../../net/wire/protocol.ts";
+import { decodeServerMessage, MessageDecoder, MessageEncoder } from "../../../net/wire/codec.ts";
+import { CloseCode, EnterReason, type EventName, ServerKind } from "../../../net/wire/protocol.ts";
+import { decodeSnapshotBody, type SnapshotUnits } from "../../../net/wire/snapshot_delta.ts";
 import { Button, quantizeAngle } from "../../../sim/mod.ts";
 import {
   type Control,
@@ -195,6 +196,62 @@ Deno.test("a cleared dungeon sends every survivor to the hub, resultsReturnTicks
       to: "hub",
     })),
   );
+});
+
+Deno.test("members of one dungeon on different baselines each get what their own rebuilds", () => {
+  const instance = new Instance("dungeon-8", {
+    worldId: worldByKey(FOLD.key).id,
+    def: FOLD,
+    seed: 3,
+    encoder: new MessageEncoder(),
+  });
+  // Each member rebuilds what it is sent against what it rebuilt before, as a client does.
+  // Member 2's socket is backed up now and then: it skips snapshots, and its baseline
+  // falls behind the others'.
+  const members = [1, 2, 3].map((id) => ({
+    id,
+    dec: new MessageDecoder(),
+    rebuilt: new Map<number, SnapshotUnits>(),
+    bases: new Map<number, number | undefined>(),
+    snapshots: 0,
+  }));
+  for (const m of members) {
+    instance.join({
+      playerId: m.id,
+      name: `p${m.id}`,
+      sendReliable() {},
+      sendLatest: (data) => {
+        if (m.id === 2 && m.snapshots++ % 3 !== 0) return false;
+        const msg = decodeServerMessage(m.dec, data);
+        assert.ok(msg.kind === ServerKind.Snapshot);
+        const base = msg.baseTick === undefined ? undefined : m.rebuilt.get(msg.baseTick);
+        assert.ok(msg.baseTick === undefined || base, `member ${m.id} holds its baseline`);
+        m.rebuilt.set(msg.tick, decodeSnapshotBody(msg.body, { tick: msg.tick, base }));
+        m.bases.set(msg.tick, msg.baseTick);
+        return true;
+      },
+    }, EnterReason.Portal);
+  }
+  for (let t = 0; t < 40 * TICKS_PER_SNAPSHOT; t++) {
+    const tick = instance.world.tick;
+    for (const m of members) {
+      // Every ship on the move, each its own way: every snapshot has news.
+      const turn = quantizeAngle((tick * m.id) / 20);
+      instance.offerInput(m.id, { tick, moveX: 70, moveY: -70 + m.id * 30, aim: turn, buttons: 0 });
+    }
+    instance.step();
+  }
+  const [one, two, three] = members;
+  let apart = 0;
+  for (const [tick, state] of two.rebuilt) {
+    // Whatever the baseline, the same tick rebuilds the same world.
+    assert.deepEqual(state, one.rebuilt.get(tick), `tick ${tick}`);
+    assert.deepEqual(state, three.rebuilt.get(tick), `tick ${tick}`);
+    if (two.bases.get(tick) !== undefined && two.bases.get(tick) !== one.bases.get(tick)) apart++;
+  }
+  assert.ok(two.rebuilt.size >= 10, `${two.rebuilt.size} snapshots for member 2`);
+  assert.ok(apart >= 5, `member 2 was on its own baseline ${apart} times`);
+  assert.ok([...one.bases.values()].filter((b) => b !== undefined).length >= 30, "deltas");
 });
 
 Deno.test("holding Escape for 3 s in a dungeon sends the player to the hub and the empty dungeon goes", () => {
