@@ -7,7 +7,7 @@
  */
 import { CONTENT_HASH } from "../../content/mod.ts";
 import { MAX_CLIENT_MESSAGES_PER_FRAME, PONG_MAX_HOLD_MS } from "../../content/net_tuning.ts";
-import { splitFrame } from "../wire/frames.ts";
+import { isOneMessage, splitFrame } from "../wire/frames.ts";
 import {
   CodecError,
   decodeClientMessage,
@@ -255,11 +255,18 @@ export class Connection {
       this.close(CloseCode.BadMessage, "text frames are not accepted");
       return;
     }
-    let parts: Uint8Array[];
+    let parts: Uint8Array[] | undefined;
     try {
-      parts = splitFrame(data, { maxMessages: MAX_CLIENT_MESSAGES_PER_FRAME });
+      // Nearly every frame is one message (an input batch): read as it is, no parts made.
+      if (!isOneMessage(data)) {
+        parts = splitFrame(data, { maxMessages: MAX_CLIENT_MESSAGES_PER_FRAME });
+      }
     } catch (err) {
       this.close(CloseCode.BadMessage, err instanceof CodecError ? err.message : "bad frame");
+      return;
+    }
+    if (!parts) {
+      this.#receiveMessage(data);
       return;
     }
     // Each message past the first counts against the message budget too.

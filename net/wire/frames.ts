@@ -32,6 +32,15 @@ export function packFrame(messages: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
+/**
+ * True when the frame is one whole message, as nearly every client frame is (an input
+ * batch): it can be read as it is, with no array of parts. False for anything else
+ * (several messages, a cut one: splitFrame says which); a malformed head throws CodecError.
+ */
+export function isOneMessage(data: Uint8Array): boolean {
+  return data.byteLength > 0 && cborItemEnd(data, 0, 0) === data.byteLength;
+}
+
 /** Splits a frame into its messages; throws CodecError when it is malformed or holds too many. */
 export function splitFrame(data: Uint8Array, opts: { maxMessages: number }): Uint8Array[] {
   const out: Uint8Array[] = [];

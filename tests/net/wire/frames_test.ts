@@ -12,7 +12,12 @@ import {
   MessageDecoder,
   MessageEncoder,
 } from "../../../net/wire/codec.ts";
-import { MessageStreamReader, packFrame, splitFrame } from "../../../net/wire/frames.ts";
+import {
+  isOneMessage,
+  MessageStreamReader,
+  packFrame,
+  splitFrame,
+} from "../../../net/wire/frames.ts";
 import { ClientKind, ServerKind } from "../../../net/wire/protocol.ts";
 import { Rng } from "../../../sim/mod.ts";
 
@@ -50,6 +55,18 @@ Deno.test("packFrame() then splitFrame() gives the messages back, byte for byte"
   // One message is its own frame: what an old client or a datagram sends.
   assert.equal(packFrame([messages[0]]), messages[0]);
   assert.deepEqual(plain(splitFrame(messages[0], { maxMessages: 1 })), plain([messages[0]]));
+});
+
+Deno.test("isOneMessage() is true for one whole message alone, as splitFrame() would find it", () => {
+  const messages = sampleMessages();
+  for (const m of messages) {
+    assert.equal(isOneMessage(m), true);
+    // Cut short, or followed by another: not one message.
+    assert.equal(isOneMessage(m.subarray(0, m.byteLength - 1)), false);
+    assert.equal(isOneMessage(packFrame([m, messages[0]])), false);
+  }
+  assert.equal(isOneMessage(new Uint8Array(0)), false);
+  assert.throws(() => isOneMessage(new Uint8Array([0xff, 0x01])), /not CBOR/);
 });
 
 Deno.test("splitFrame() refuses truncation, bad heads, deep nesting and too many messages", () => {
