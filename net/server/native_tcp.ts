@@ -425,6 +425,17 @@ export class NativeConn implements Pollable {
     );
   }
 
+  /**
+   * Writes the first `length` bytes of `bytes` on the spot, with no promise: the count
+   * the socket took (maybe fewer), or undefined when it cannot so (a write() still
+   * waits, or the send failed or would block: write() then queues it or says why).
+   */
+  writeNow(bytes: Uint8Array, length: number): number | undefined {
+    if (this.#closed || this.#writers.length > 0) return undefined;
+    const n = this.#send(bytes, length);
+    return typeof n === "number" ? n : undefined;
+  }
+
   /** Ends our writing half: the peer reads the end after what was written. */
   closeWrite(): Promise<void> {
     if (this.#closed) return Promise.reject(new Deno.errors.BadResource("connection closed"));
@@ -521,10 +532,10 @@ export class NativeConn implements Pollable {
   }
 
   /** send: a count, undefined when the socket takes nothing now, or the failure. */
-  #send(bytes: Uint8Array): number | Error | undefined {
+  #send(bytes: Uint8Array, length = bytes.byteLength): number | Error | undefined {
     if (this.#closed) return new Deno.errors.BadResource("connection closed");
-    if (bytes.byteLength === 0) return 0;
-    const n = this.#tcp.c.send(this.#fd, bytes, bytes.byteLength, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (length === 0) return 0;
+    const n = this.#tcp.c.send(this.#fd, bytes, length, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (n >= 0) return n;
     const errno = this.#tcp.errno();
     if (errno === EAGAIN || errno === EINTR) return undefined;

@@ -108,6 +108,11 @@ export class OutBuffer {
     return this.#length;
   }
 
+  /** The buffer itself: its first `length` bytes are the ones written (valid until the next write or clear). */
+  get buffer(): Uint8Array {
+    return this.#bytes;
+  }
+
   /** The bytes written so far (a view: valid until the next write or clear). */
   view(): Uint8Array {
     return this.#bytes.subarray(0, this.#length);

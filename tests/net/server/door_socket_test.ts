@@ -77,6 +77,39 @@ Deno.test("frames leave whole and in order, however small each write is", async 
   assert.equal(socket.writePending, false);
 });
 
+Deno.test("a socket that writes on the spot gets each frame so, the rest of a cut one by write()", async () => {
+  // writeNow takes up to `now` bytes (undefined: refuses), write() at most 7 a call.
+  for (const now of [Infinity, 5, undefined]) {
+    const { wire, written, calls } = slowWire(7);
+    const nowCalls: number[] = [];
+    const conn = wire.conn as { writeNow?: (b: Uint8Array, length: number) => number | undefined };
+    conn.writeNow = (b, length) => {
+      nowCalls.push(length);
+      if (now === undefined) return undefined;
+      const n = Math.min(now, length);
+      written.push(...b.subarray(0, n));
+      return n;
+    };
+    const socket = new DoorSocket({ headers: HEADERS, wire });
+    socket.accept();
+    const sent = [bytes(30, 1), bytes(3, 2)];
+    socket.send(sent[0]);
+    const expected = [
+      ...switchingProtocols(handshakeAccept(HEADERS)),
+      ...serverFrame(WsOp.Binary, [sent[0]]),
+    ];
+    await until(() => written.length === expected.length && socket.bufferedAmount === 0);
+    socket.send(sent[1]);
+    expected.push(...serverFrame(WsOp.Binary, [sent[1]]));
+    await until(() => written.length === expected.length && socket.bufferedAmount === 0);
+    assert.deepEqual(written, expected, `writeNow takes ${now}`);
+    assert.equal(nowCalls.length, 2, "one try on the spot per write");
+    if (now === Infinity) assert.equal(calls.length, 0, "no write() at all");
+    else assert.ok(calls.length > 0, "write() carried the rest");
+    assert.equal(socket.writePending, false);
+  }
+});
+
 Deno.test("a failed write ends the connection, once, and nothing more is written", async () => {
   const { wire, calls, ended } = slowWire(4, { failAt: 2 });
   const socket = new DoorSocket({ headers: HEADERS, wire });

@@ -94,6 +94,26 @@ withConnection(
 );
 
 withConnection(
+  "writeNow sends the first bytes asked for on the spot, and says when it cannot",
+  async ({ client, conn }) => {
+    const buf = new TextEncoder().encode("hello, world");
+    assert.equal(conn.writeNow(buf, 5), 5);
+    assert.equal(new TextDecoder().decode(await readExactly(client, 5)), "hello");
+    // Behind a write() still waiting for room, never: its bytes would be passed.
+    const big = new Uint8Array(16 * 1024 * 1024);
+    const took = await conn.write(big);
+    assert.ok(took < big.length, "16 MiB does not fit in the socket at once");
+    const rest = conn.write(big.subarray(took));
+    assert.equal(conn.writeNow(buf, buf.length), undefined, "a write() waits");
+    const reading = within(10_000, readExactly(client, big.length));
+    assert.equal(await rest, big.length - took);
+    await reading;
+    conn.close();
+    assert.equal(conn.writeNow(buf, buf.length), undefined, "closed");
+  },
+);
+
+withConnection(
   "a write larger than the socket takes at once goes out whole, in order, as the peer reads",
   async ({ client, conn }) => {
     const big = new Uint8Array(16 * 1024 * 1024);

@@ -19,6 +19,7 @@ import {
   fromSnapshotUnits,
   type SnapshotState,
   type SnapshotUnits,
+  sortRows,
   toSnapshotUnits,
 } from "../../../net/wire/snapshot_delta.ts";
 import { Rng } from "../../../sim/mod.ts";
@@ -171,6 +172,20 @@ Deno.test("chains of deltas over random worlds rebuild every snapshot exactly", 
       serverBase = units;
       clientBase = rebuilt;
     }
+  }
+});
+
+Deno.test("sortRows() puts rows in id order in place, and leaves rows in order as they are", () => {
+  const rng = new Rng(5);
+  for (let n = 0; n < 40; n++) {
+    const ids = Array.from({ length: n }, (_, i) => 3 * i + 1);
+    const inOrder = ids.map((id) => [id, n]);
+    assert.equal(sortRows(inOrder), inOrder);
+    assert.deepEqual(inOrder.map((r) => r[0]), ids);
+    const shuffled = [...inOrder].sort(() => rng.next() - 0.5);
+    const out = sortRows(shuffled);
+    assert.equal(out, shuffled, "in place");
+    assert.deepEqual(out.map((r) => r[0]), ids, `${n} rows`);
   }
 });
 
