@@ -11,7 +11,9 @@
  *
  * prints the allocation stacks that put the most bytes there over 60 s (the process's
  * long-lived state made in that time counts too: a window after the load has settled
- * makes little of it).
+ * makes little of it). With `--all` first, every sample is kept: all the process
+ * allocated, by stack, what its scavenges' frequency follows (`deno task loadtest
+ * --allocation-profile=DIR`).
  */
 import { inspectorWindow } from "./cpu_profile.ts";
 
@@ -39,16 +41,34 @@ export interface AllocationSite {
  * Samples `seconds` of allocation at `hostPort`, keeping what no scavenge collected
  * (a sample every `intervalBytes` allocated, on average).
  */
-export async function recordOldGenerationProfile(
+export function recordOldGenerationProfile(
   hostPort: string,
   opts: { seconds: number; intervalBytes?: number },
+): Promise<SamplingHeapProfile> {
+  return recordSampling(hostPort, { ...opts, keepYoung: false });
+}
+
+/**
+ * Samples `seconds` of allocation at `hostPort`, all of it: what the young generation's
+ * collections take back too (how often they come follows it).
+ */
+export function recordAllocationProfile(
+  hostPort: string,
+  opts: { seconds: number; intervalBytes?: number },
+): Promise<SamplingHeapProfile> {
+  return recordSampling(hostPort, { ...opts, keepYoung: true });
+}
+
+async function recordSampling(
+  hostPort: string,
+  opts: { seconds: number; intervalBytes?: number; keepYoung: boolean },
 ): Promise<SamplingHeapProfile> {
   const result = await inspectorWindow<{ profile: SamplingHeapProfile }>(hostPort, {
     domain: "HeapProfiler",
     start: [["HeapProfiler.startSampling", {
       samplingInterval: opts.intervalBytes ?? 16_384,
       includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: false,
+      includeObjectsCollectedByMinorGC: opts.keepYoung,
     }]],
     stop: "HeapProfiler.stopSampling",
     seconds: opts.seconds,
@@ -97,13 +117,13 @@ export function allocationSites(profile: SamplingHeapProfile, depth = 5): Alloca
 /** A report: the total, then the top `top` stacks, one a line. */
 export function formatSites(
   sites: readonly AllocationSite[],
-  opts: { seconds: number; top?: number },
+  opts: { seconds: number; top?: number; young?: "dropped" | "kept" },
 ): string {
   const total = sites.reduce((a, s) => a + s.bytes, 0);
   const mb = (b: number) => (b / 1e6).toFixed(2);
+  const what = opts.young === "kept" ? "allocated" : "sampled that no scavenge collected";
   const lines = [
-    `${mb(total)} MB sampled that no scavenge collected, over ${opts.seconds} s ` +
-    `(${mb(total / opts.seconds)} MB/s):`,
+    `${mb(total)} MB ${what}, over ${opts.seconds} s (${mb(total / opts.seconds)} MB/s):`,
   ];
   for (const s of sites.slice(0, opts.top ?? 40)) {
     lines.push(`${(s.share * 100).toFixed(1).padStart(5)} %  ${mb(s.bytes)} MB  ${s.stack}`);
@@ -112,13 +132,18 @@ export function formatSites(
 }
 
 if (import.meta.main) {
-  const [hostPort, seconds = "60", out] = Deno.args;
+  const all = Deno.args.includes("--all");
+  const [hostPort, seconds = "60", out] = Deno.args.filter((a) => a !== "--all");
   if (!hostPort) {
-    console.error("usage: heap_profile.ts HOST:PORT [SECONDS] [OUT.txt]");
+    console.error("usage: heap_profile.ts [--all] HOST:PORT [SECONDS] [OUT.txt]");
     Deno.exit(2);
   }
-  const profile = await recordOldGenerationProfile(hostPort, { seconds: Number(seconds) });
-  const report = formatSites(allocationSites(profile), { seconds: Number(seconds) });
+  const record = all ? recordAllocationProfile : recordOldGenerationProfile;
+  const profile = await record(hostPort, { seconds: Number(seconds) });
+  const report = formatSites(allocationSites(profile), {
+    seconds: Number(seconds),
+    young: all ? "kept" : "dropped",
+  });
   if (out) await Deno.writeTextFile(out, report + "\n");
   console.log(report);
 }

@@ -34,7 +34,12 @@
 import { checkArgs, type FlagSpec, intIn, positiveInts } from "./args.ts";
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
-import { allocationSites, formatSites, recordOldGenerationProfile } from "./heap_profile.ts";
+import {
+  allocationSites,
+  formatSites,
+  recordAllocationProfile,
+  recordOldGenerationProfile,
+} from "./heap_profile.ts";
 import { SERVER_V8_FLAGS } from "../net/server/config.ts";
 import { type MallocName, mallocOf, SERVER_MALLOC } from "../net/server/malloc.ts";
 import { schedPolicyOf } from "../net/server/loop_priority.ts";
@@ -60,6 +65,8 @@ interface Args {
    * by allocation stack (tools/heap_profile.ts; the top stacks go to stderr).
    */
   readonly heapProfileDir: string | undefined;
+  /** Where to write, for each window, all the server allocated, by allocation stack. */
+  readonly allocationProfileDir: string | undefined;
   /** More V8 flags for the server (`--server-v8=--trace-gc-nvp,…`); its traces go to stderr. */
   readonly serverV8: string | undefined;
   /**
@@ -81,6 +88,7 @@ const FLAGS: FlagSpec = {
     "bots",
     "profile",
     "heap-profile",
+    "allocation-profile",
     "server-v8",
     "malloc",
   ],
@@ -99,6 +107,7 @@ function parseArgs(argv: readonly string[]): Args {
     lean: botsArg(get("bots") ?? "lean") === "lean",
     profileDir: get("profile"),
     heapProfileDir: get("heap-profile"),
+    allocationProfileDir: get("allocation-profile"),
     serverV8: get("server-v8"),
     malloc: mallocArg(get("malloc") ?? "jemalloc"),
     crowdStays: argv.includes("--crowd-stays"),
@@ -369,10 +378,13 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const pinned = await hasTaskset();
   const port = freePort();
   const base = `http://127.0.0.1:${port}`;
-  if (args.profileDir && args.heapProfileDir) {
-    throw new Error("--profile and --heap-profile: one at a time (each samples the whole window)");
+  const profiles = [args.profileDir, args.heapProfileDir, args.allocationProfileDir];
+  if (profiles.filter((p) => p !== undefined).length > 1) {
+    throw new Error(
+      "--profile, --heap-profile, --allocation-profile: one at a time (each samples the whole window)",
+    );
   }
-  const inspect = args.profileDir || args.heapProfileDir ? `127.0.0.1:${freePort()}` : undefined;
+  const inspect = profiles.some((p) => p !== undefined) ? `127.0.0.1:${freePort()}` : undefined;
   // The inspector's sampler runs at normal priority: beside a loop at real-time priority
   // it only gets the core while the loop sleeps, and the profile is nearly all "(idle)".
   if (inspect && Deno.env.get("LOOP_PRIORITY") !== "normal") {
@@ -451,15 +463,23 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       const machineBefore = await machineCpu();
       const gcBefore = gc.mark();
       const window = new Promise((r) => setTimeout(r, args.windowS * 1000));
-      if (inspect && args.heapProfileDir) {
+      const heapDir = args.heapProfileDir ?? args.allocationProfileDir;
+      if (inspect && heapDir) {
         const seconds = args.windowS - 1;
-        const profile = await recordOldGenerationProfile(inspect, { seconds });
-        const report = formatSites(allocationSites(profile), { seconds });
-        const name = `${args.heapProfileDir}/${phase}-${results.length}.txt`;
-        await Deno.mkdir(args.heapProfileDir, { recursive: true });
+        const all = args.allocationProfileDir !== undefined;
+        const record = all ? recordAllocationProfile : recordOldGenerationProfile;
+        const profile = await record(inspect, { seconds });
+        const report = formatSites(allocationSites(profile), {
+          seconds,
+          young: all ? "kept" : "dropped",
+        });
+        const name = `${heapDir}/${phase}-${results.length}.txt`;
+        await Deno.mkdir(heapDir, { recursive: true });
         await Deno.writeTextFile(name, report + "\n");
         console.error(
-          `loadtest: ${name}, the server's allocation that reached its old generation:`,
+          `loadtest: ${name}, the server's allocation${
+            all ? "" : " that reached its old generation"
+          }:`,
         );
         console.error(report.split("\n").slice(0, 16).join("\n"));
       }
