@@ -416,8 +416,13 @@ export class Instance {
           small.push({ ...e, tick });
           break;
         case "graze": {
-          // Only the newest total matters: one per player per batch.
-          const at = small.findIndex((s) => s.type === "graze" && s.playerId === e.playerId);
+          // Only the newest total matters: one per player per batch (found by hand: a
+          // callback would be an object per graze, and a boss fight grazes every tick).
+          let at = small.length - 1;
+          for (; at >= 0; at--) {
+            const s = small[at];
+            if (s.type === "graze" && s.playerId === e.playerId) break;
+          }
           if (at >= 0) small[at] = e;
           else small.push(e);
           break;

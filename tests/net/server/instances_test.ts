@@ -254,6 +254,69 @@ Deno.test("members of one dungeon on different baselines each get what their own
   assert.ok([...one.bases.values()].filter((b) => b !== undefined).length >= 30, "deltas");
 });
 
+Deno.test("each batch carries one graze per player, its newest total", () => {
+  // Two sturdy ships under the Warden's fire from the start: they graze all the time.
+  const instance = new Instance("dungeon-9", {
+    worldId: worldByKey(FOLD.key).id,
+    def: {
+      ...FOLD,
+      arena: { ...FOLD.arena, spawnPoints: [{ x: 600, y: 420 }, { x: 680, y: 420 }] },
+      player: { ...FOLD.player, maxHp: 255 },
+      waves: [],
+      waveDelayTicks: 1,
+    },
+    seed: 4,
+    encoder: new MessageEncoder(),
+  });
+  const batches = new Map<number, { playerId: number; total: number }[][]>();
+  for (const id of [1, 2]) {
+    const dec = new MessageDecoder();
+    batches.set(id, []);
+    instance.join({
+      playerId: id,
+      name: `p${id}`,
+      sendReliable: (data) => {
+        const msg = decodeServerMessage(dec, data);
+        if (msg.kind !== ServerKind.Events) return;
+        batches.get(id)!.push(
+          msg.events.flatMap((e) =>
+            e.type === "graze" ? [{ playerId: e.playerId, total: e.total }] : []
+          ),
+        );
+      },
+      sendLatest: () => true,
+    }, EnterReason.Portal);
+  }
+  for (let t = 0; t < 900; t++) {
+    const tick = instance.world.tick;
+    for (const id of [1, 2]) {
+      instance.offerInput(id, { tick, moveX: 0, moveY: 0, aim: 0, buttons: 0 });
+    }
+    instance.step();
+  }
+  for (const [member, sent] of batches) {
+    const last = new Map<number, number>();
+    let grazes = 0;
+    for (const batch of sent) {
+      const ids = batch.map((g) => g.playerId);
+      assert.equal(new Set(ids).size, ids.length, `member ${member}: one graze per player a batch`);
+      for (const g of batch) {
+        assert.ok(g.total > (last.get(g.playerId) ?? 0), "each a newer total");
+        last.set(g.playerId, g.total);
+        grazes++;
+      }
+    }
+    assert.ok(grazes >= 10, `member ${member} heard ${grazes} grazes`);
+    // Fewer events than grazes: totals that a later one in the same batch replaced.
+    for (const [id, total] of last) {
+      assert.ok(total <= instance.world.stats.get(id)!.grazes);
+    }
+  }
+  const total = [1, 2].reduce((a, id) => a + instance.world.stats.get(id)!.grazes, 0);
+  const heard = [...batches.get(1)!].reduce((a, b) => a + b.length, 0);
+  assert.ok(heard < total, `${heard} graze events for ${total} grazes: batched`);
+});
+
 Deno.test("holding Escape for 3 s in a dungeon sends the player to the hub and the empty dungeon goes", () => {
   using h = new NetHarness();
   const c = h.connect("Runner", { control: portalThenEscape });
