@@ -9,6 +9,7 @@
 import type { PendingSocket, ServerSocket, SocketListener } from "./server_socket.ts";
 import { closeFrame } from "./stream_audit.ts";
 import {
+  type ClientFrameSink,
   ClientMessageReader,
   handshakeAccept,
   OutBuffer,
@@ -140,16 +141,20 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   /** Audited frames from the client. */
   receive(bytes: Uint8Array): void {
-    for (const e of this.#reader.feed(bytes)) {
+    this.#reader.read(bytes, this.#frames);
+  }
+
+  /** Where the reader hands each frame (made once: every message of the client passes). */
+  readonly #frames: ClientFrameSink = {
+    message: (data, text) => {
+      // After our close, the client's data is not read (its close answer is).
+      if (this.#readyState !== OPEN) return;
+      if (text) this.#text(data);
+      else this.#listener?.message(data);
+    },
+    control: (e) => {
       if (this.#readyState === CLOSED) return;
       switch (e.kind) {
-        case "binary":
-          // After our close, the client's data is not read (its close answer is).
-          if (this.#readyState === OPEN) this.#listener?.message(e.data);
-          break;
-        case "text":
-          if (this.#readyState === OPEN) this.#text(e.data);
-          break;
         case "ping":
           if (this.#readyState === OPEN) this.#pushFrame(WsOp.Pong, [e.data]);
           break;
@@ -159,8 +164,8 @@ export class DoorSocket implements ServerSocket, PendingSocket {
           this.#closeReceived(e.code, e.reason);
           break;
       }
-    }
-  }
+    },
+  };
 
   /**
    * The client broke a frame rule (the audit's verdict): a close frame with why, the

@@ -154,6 +154,14 @@ export class OutBuffer {
   }
 }
 
+/** Where a reader hands the frames it completes. */
+export interface ClientFrameSink {
+  /** A whole data message (text: its bytes, not yet decoded). */
+  message(data: Uint8Array, text: boolean): void;
+  /** A control frame. */
+  control(event: Exclude<ClientFrameEvent, { kind: "binary" | "text" }>): void;
+}
+
 /** No payload: what the reader holds between frames. */
 const NO_PAYLOAD = new Uint8Array(0);
 
@@ -185,6 +193,19 @@ export class ClientMessageReader {
   /** Reads a chunk of frames; returns the events it completed, in order. */
   feed(chunk: Uint8Array): ClientFrameEvent[] {
     const out: ClientFrameEvent[] = [];
+    this.read(chunk, {
+      message: (data, text) => out.push({ kind: text ? "text" : "binary", data }),
+      control: (event) => out.push(event),
+    });
+    return out;
+  }
+
+  /**
+   * Reads a chunk of frames, handing each completed one to `sink` as it comes: a data
+   * message with no event object or array around it (a server reads fifteen a second
+   * from every client).
+   */
+  read(chunk: Uint8Array, sink: ClientFrameSink): void {
     let at = 0;
     while (at < chunk.byteLength) {
       let payload: Uint8Array;
@@ -213,10 +234,8 @@ export class ClientMessageReader {
         this.#payload = NO_PAYLOAD;
         this.#reading = false;
       }
-      const event = this.#complete(payload);
-      if (event) out.push(event);
+      this.#complete(payload, sink);
     }
-    return out;
   }
 
   /** Takes a frame's header; returns its payload's length. */
@@ -243,22 +262,28 @@ export class ClientMessageReader {
     return got + n;
   }
 
-  #complete(payload: Uint8Array): ClientFrameEvent | undefined {
+  #complete(payload: Uint8Array, sink: ClientFrameSink): void {
     switch (this.#opcode) {
       case WsOp.Ping:
-        return { kind: "ping", data: payload };
+        sink.control({ kind: "ping", data: payload });
+        return;
       case WsOp.Pong:
-        return { kind: "pong" };
+        sink.control({ kind: "pong" });
+        return;
       case WsOp.Close: {
-        if (payload.byteLength < 2) return { kind: "close", code: 1005, reason: "" };
+        if (payload.byteLength < 2) {
+          sink.control({ kind: "close", code: 1005, reason: "" });
+          return;
+        }
         const reason = new TextDecoder().decode(payload.subarray(2));
-        return { kind: "close", code: (payload[0] << 8) | payload[1], reason };
+        sink.control({ kind: "close", code: (payload[0] << 8) | payload[1], reason });
+        return;
       }
     }
     if (this.#opcode !== WsOp.Continuation) this.#messageOp = this.#opcode;
     if (!this.#fin) {
       this.#fragments.push(payload);
-      return undefined;
+      return;
     }
     let data = payload;
     if (this.#fragments.length > 0) {
@@ -266,6 +291,6 @@ export class ClientMessageReader {
       data = packFrame(this.#fragments);
       this.#fragments = [];
     }
-    return { kind: this.#messageOp === WsOp.Text ? "text" : "binary", data };
+    sink.message(data, this.#messageOp === WsOp.Text);
   }
 }
