@@ -38,6 +38,22 @@ function serverRoundTrip(msg: ServerMessage): ServerMessage {
   return decodeServerMessage(dec(), encodeServerMessage(enc, msg));
 }
 
+/** The same items in an indefinite-length array: only the general reader (cbor-x) reads that. */
+const general = (b: Uint8Array) => Uint8Array.from([0x9f, ...b.subarray(1), 0xff]);
+
+/** `n` consecutive input frames of random values, the last on tick `newest`. */
+function randomFrames(int: (lo: number, hi: number) => number, at: { n: number; newest: number }) {
+  const { n, newest } = at;
+  return Array.from({ length: n }, (_, k) => ({
+    tick: newest - n + 1 + k,
+    moveX: int(-100, 100),
+    moveY: int(-100, 100),
+    aim: int(0, 65535),
+    buttons: int(0, 7),
+    viewLag: int(0, 20),
+  }));
+}
+
 Deno.test("hello round-trips with and without a resume token", () => {
   const a = {
     kind: ClientKind.Hello,
@@ -62,9 +78,8 @@ Deno.test("input round-trips three consecutive frames in 6 bytes each", () => {
 });
 
 Deno.test("an input read by hand is what the general reader makes of the same message, broken or not", () => {
-  // The same items in an indefinite-length array: only the general reader (cbor-x) reads
-  // that, so each message is read both ways and must come out the same, or fail both ways.
-  const general = (b: Uint8Array) => Uint8Array.from([0x9f, ...b.subarray(1), 0xff]);
+  // Each message is read both ways (by hand, and by cbor-x as `general` rewrites it) and
+  // must come out the same, or fail both ways.
   const outcome = (b: Uint8Array) => {
     try {
       return decodeClientMessage(dec(), b);
@@ -82,14 +97,7 @@ Deno.test("an input read by hand is what the general reader makes of the same me
   for (let i = 0; i < 3000; i++) {
     const n = 1 + int(0, 7);
     const newest = rng.next() < 0.3 ? int(n - 1, 40) : int(n - 1, 2 ** 32 - 1);
-    const frames = Array.from({ length: n }, (_, k) => ({
-      tick: newest - n + 1 + k,
-      moveX: int(-100, 100),
-      moveY: int(-100, 100),
-      aim: int(0, 65535),
-      buttons: int(0, 7),
-      viewLag: int(0, 20),
-    }));
+    const frames = randomFrames(int, { n, newest });
     const ack = rng.next() < 0.5 ? undefined : newest - int(0, Math.min(newest, 300));
     const held = ack === undefined || rng.next() < 0.5 ? undefined : int(1, 8);
     const bytes = encodeClientMessage(enc, {
@@ -115,7 +123,6 @@ Deno.test("an input read by hand is what the general reader makes of the same me
 });
 
 Deno.test("a decoder that reuses input frames reads every message as a new decoder does", () => {
-  const general = (b: Uint8Array) => Uint8Array.from([0x9f, ...b.subarray(1), 0xff]);
   const lender = new MessageDecoder({ reuseInputFrames: true });
   const rng = new Rng(11);
   const int = (lo: number, hi: number) => lo + Math.floor(rng.next() * (hi - lo + 1));
@@ -124,14 +131,7 @@ Deno.test("a decoder that reuses input frames reads every message as a new decod
     // Every count a message may carry, read by hand and by the general reader.
     const n = 1 + (i % MAX_INPUT_FRAMES_PER_MESSAGE);
     const newest = int(n - 1, 100_000);
-    const frames = Array.from({ length: n }, (_, k) => ({
-      tick: newest - n + 1 + k,
-      moveX: int(-100, 100),
-      moveY: int(-100, 100),
-      aim: int(0, 65535),
-      buttons: int(0, 7),
-      viewLag: int(0, 20),
-    }));
+    const frames = randomFrames(int, { n, newest });
     const bytes = encodeClientMessage(enc, { kind: ClientKind.Input, frames });
     for (const b of [bytes, general(bytes)]) {
       const msg = decodeClientMessage(lender, b);
