@@ -152,7 +152,7 @@ export interface StepResult {
   lateTicks: number;
   /**
    * The stalls those late ticks came in (a stop of the loop, and the catching up after
-   * it: net/server/scheduler.ts), by how late their latest tick started. Many short ones
+   * it: net/server/scheduler.ts), by the most any of their ticks started late. Many short ones
    * are a loop with too little time to spare; a few long ones, pauses.
    */
   stalls: { count: number; worstLateMs: Record<string, number> };
@@ -296,8 +296,8 @@ async function serverFigures(base: string) {
 }
 
 /**
- * The stalls between two readings of the loop's histogram, by the most their latest
- * tick started late (ms, at most; "more" past the last bound): not cumulative.
+ * The stalls between two readings of the loop's histogram, by the most any of their
+ * ticks started late (ms, at most; "more" past the last bound): not cumulative.
  */
 export function stallsBetween(
   before: readonly { le: string; count: number }[],

@@ -96,7 +96,7 @@ export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {
   metric(
     "bh_loop_stalls_seconds",
     "histogram",
-    "Stalls of the game loop (runs of late ticks), by how late their latest tick started.",
+    "Stalls of the game loop (runs of late ticks), by the most any of their ticks started late.",
     stallBuckets,
   );
   metric("bh_ticks_dropped_total", "counter", "Ticks skipped after falling behind.", [[

@@ -22,7 +22,7 @@ export const realClock: Clock = {
 };
 
 /**
- * The buckets of `SchedulerStats.stallBuckets`: how late a stall's latest tick started,
+ * The buckets of `SchedulerStats.stallBuckets`: the most any tick of a stall started late,
  * ms, at most (the last bucket holds every stall beyond the last bound).
  */
 export const STALL_MS_BUCKETS = [25, 33, 50, 100, 250, 1000] as const;
@@ -45,7 +45,7 @@ export interface SchedulerStats {
    */
   stalls: number;
   /**
-   * Stalls by how late their latest tick started: `stallBuckets[i]` counts those of at
+   * Stalls by the most any of their ticks started late: `stallBuckets[i]` counts those of at
    * most STALL_MS_BUCKETS[i] ms (not cumulative); the one past the end, any later.
    */
   stallBuckets: number[];
@@ -74,7 +74,7 @@ export class FixedStepScheduler {
     stallBuckets: [...STALL_MS_BUCKETS, Infinity].map(() => 0),
     stallMsSum: 0,
   };
-  /** How late the latest tick of the stall in progress started, ms (0: none in progress). */
+  /** The most any tick of the stall in progress started late, ms (0: none in progress). */
   #stallMs = 0;
 
   constructor(
@@ -147,7 +147,7 @@ export class FixedStepScheduler {
     if (this.#timer !== undefined) this.#arm();
   }
 
-  /** The stall in progress is over: counted under how late its latest tick started. */
+  /** The stall in progress is over: counted under the most any of its ticks started late. */
   #endStall(): void {
     const ms = this.#stallMs;
     this.#stallMs = 0;
