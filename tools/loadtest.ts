@@ -19,8 +19,10 @@
  * service is past). A step holds when tick p99 ≤ 8 ms with no late tick over its
  * window. For each phase and step it prints one JSON line: dungeons, players, server CPU
  * ms per tick (and its V8 worker threads' part), tick p50/p99 (the server's last 10 s),
- * late ticks, snapshots/s p5 per client, payload bytes/s down per client, RSS, the malloc
- * it ran on (jemalloc preloaded as deployed, or glibc's with `--malloc=system`), the
+ * late ticks and the stalls they came in (`stalls`: runs of late ticks, by the most any
+ * of their ticks started late), snapshots/s p5 per client, payload bytes/s down per
+ * client, RSS, the malloc it ran on (jemalloc preloaded as deployed, or glibc's with
+ * `--malloc=system`), the
  * scheduling its game loop got (`LOOP_PRIORITY`, which it inherits from this process's
  * environment: `LOOP_PRIORITY=normal deno task loadtest` to compare), and the
  * share of the machine's CPU its hypervisor took meanwhile (steal: on a shared host,
