@@ -17,6 +17,11 @@ export class LoopProbe {
   starvedTicks = 0;
   /** Stalls of either kind, and the longest gap. */
   stalls = 0;
+  /**
+   * Gaps of more than two ticks: long enough to hold a client's input frame past the tick
+   * it was made for (the relays and the server in this process wait meanwhile).
+   */
+  longStalls = 0;
   ownStalls = 0;
   maxGapMs = 0;
   #lastMs = performance.now();
@@ -37,6 +42,7 @@ export class LoopProbe {
     this.maxGapMs = Math.max(this.maxGapMs, gapMs);
     if (gapMs <= TICK_MS) return;
     this.stalls++;
+    if (gapMs > 2 * TICK_MS) this.longStalls++;
     if (cpuMs < OWN_STALL_CPU_SHARE * gapMs) this.starvedTicks += Math.floor(gapMs / TICK_MS);
     else this.ownStalls++;
   }
