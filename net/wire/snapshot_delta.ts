@@ -19,7 +19,7 @@
  */
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import { encodeSnapshot, type MessageEncoder } from "./codec.ts";
-import { type RecordTable, toUnits, WIRE_TYPES, type WireType } from "./fields.ts";
+import { type RecordTable, toUnits, WIRE_TYPES, type WireField, type WireType } from "./fields.ts";
 import {
   type BossSnap,
   ENEMY_SNAP,
@@ -53,22 +53,67 @@ const ENEMY_NAMES = Object.keys(ENEMY_SNAP) as (keyof typeof ENEMY_SNAP)[];
 /** Fields whose units wrap around (a turn): their delta is the shortest way round. */
 const WRAPS: ReadonlySet<string> = new Set(["aim"]);
 
-/** Each field's name in errors ("snapshot player x"), made once rather than per row. */
-function whatNames(names: readonly string[], what: string): readonly string[] {
-  return names.map((n) => `${what} ${n}`);
+/**
+ * One field of a snapshot row, with what converting it needs read from its table once:
+ * a row is converted for every ship and enemy of every snapshot, and looking the scale,
+ * the rounding and the range up by name for each field was most of a row's cost.
+ */
+interface RowField {
+  readonly name: string;
+  readonly field: WireField;
+  /** Its name in errors ("snapshot player x"). */
+  readonly what: string;
+  readonly per: number;
+  readonly ceil: boolean;
+  readonly exact: boolean;
+  /** A float field: its value goes as it is (toUnits decides). */
+  readonly float: boolean;
+  readonly min: number;
+  readonly max: number;
 }
 
-const PLAYER_WHAT = whatNames(PLAYER_NAMES, "snapshot player");
-const ENEMY_WHAT = whatNames(ENEMY_NAMES, "snapshot enemy");
+function rowFields(table: RecordTable, what: string): readonly RowField[] {
+  return Object.keys(table).map((name) => {
+    const field = table[name];
+    const { min, max } = WIRE_TYPES[field.type];
+    return {
+      name,
+      field,
+      what: `${what} ${name}`,
+      per: field.per ?? 1,
+      ceil: field.round === "ceil",
+      exact: field.round === "exact",
+      float: field.type === "f32" || field.type === "f64",
+      min,
+      max,
+    };
+  });
+}
 
-function rowUnits<T extends RecordTable>(
-  table: T,
-  opts: { names: readonly string[]; what: readonly string[]; rec: object },
-): number[] {
-  const { names, what } = opts;
-  const rec = opts.rec as Record<string, number>;
-  const row = new Array<number>(names.length);
-  for (let f = 0; f < names.length; f++) row[f] = toUnits(rec[names[f]], table[names[f]], what[f]);
+const PLAYER_ROW = rowFields(PLAYER_SNAP, "snapshot player");
+const ENEMY_ROW = rowFields(ENEMY_SNAP, "snapshot enemy");
+
+/**
+ * A record's wire units, field by field in table order: exactly what `toUnits` gives,
+ * which still decides (and names the field in its error) whenever a value is not a
+ * plain number on the grid and in range.
+ */
+function rowUnits(fields: readonly RowField[], rec: object): number[] {
+  const values = rec as Record<string, unknown>;
+  const row = new Array<number>(fields.length);
+  for (let f = 0; f < fields.length; f++) {
+    const d = fields[f];
+    const value = values[d.name];
+    if (typeof value === "number" && !d.float) {
+      const scaled = value * d.per;
+      const units = d.ceil ? Math.ceil(scaled) : Math.round(scaled);
+      if (units >= d.min && units <= d.max && !(d.exact && units !== scaled)) {
+        row[f] = units;
+        continue;
+      }
+    }
+    row[f] = toUnits(value as number, d.field, d.what);
+  }
   return row;
 }
 
@@ -86,12 +131,12 @@ export function sortRows<T extends readonly number[]>(rows: T[]): T[] {
 
 /** One player's snapshot row in wire units (the server rounds here, once). */
 export function playerUnits(p: PlayerSnap): number[] {
-  return rowUnits(PLAYER_SNAP, { names: PLAYER_NAMES, what: PLAYER_WHAT, rec: p });
+  return rowUnits(PLAYER_ROW, p);
 }
 
 /** One enemy's snapshot row in wire units. */
 export function enemyUnits(e: EnemySnap): number[] {
-  return rowUnits(ENEMY_SNAP, { names: ENEMY_NAMES, what: ENEMY_WHAT, rec: e });
+  return rowUnits(ENEMY_ROW, e);
 }
 
 /** The boss's snapshot row: [bossId, hp, maxHp, phase, folding]. */
@@ -331,11 +376,15 @@ function readEntities(
   return out.sort(byId);
 }
 
+function sameRow(a: readonly number[], b: readonly number[]): boolean {
+  if (a === b) return true;
+  for (let f = 0; f < a.length; f++) if (a[f] !== b[f]) return false;
+  return true;
+}
+
 function sameRows(a: readonly (readonly number[])[], b: readonly (readonly number[])[]): boolean {
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    for (let f = 0; f < a[i].length; f++) if (a[i][f] !== b[i][f]) return false;
-  }
+  for (let i = 0; i < a.length; i++) if (!sameRow(a[i], b[i])) return false;
   return true;
 }
 
@@ -363,10 +412,9 @@ export function encodeSnapshotBody(
   if (cur.wave !== b.wave) sections |= Section.Wave;
   if (!sameRows(cur.players, b.players)) sections |= Section.Players;
   if (!sameRows(cur.enemies, b.enemies)) sections |= Section.Enemies;
-  const bossChanged = cur.boss === null
-    ? b.boss !== null
-    : b.boss === null || cur.boss.some((v, i) => v !== b.boss![i]);
-  if (bossChanged) sections |= Section.Boss;
+  if (cur.boss === null ? b.boss !== null : b.boss === null || !sameRow(cur.boss, b.boss)) {
+    sections |= Section.Boss;
+  }
   w.u8(sections);
   if (sections & Section.Stage) w.u8(cur.stage);
   if (sections & Section.Wave) w.u8(cur.wave);

@@ -12,11 +12,19 @@ import {
   MessageDecoder,
   MessageEncoder,
 } from "../../../net/wire/codec.ts";
-import { ServerKind, type SnapshotMsg } from "../../../net/wire/protocol.ts";
+import { toUnits } from "../../../net/wire/fields.ts";
+import {
+  ENEMY_SNAP,
+  PLAYER_SNAP,
+  ServerKind,
+  type SnapshotMsg,
+} from "../../../net/wire/protocol.ts";
 import {
   decodeSnapshotBody,
   encodeSnapshotBody,
+  enemyUnits,
   fromSnapshotUnits,
+  playerUnits,
   type SnapshotState,
   type SnapshotUnits,
   sortRows,
@@ -209,6 +217,62 @@ Deno.test("every body is its own bytes: one encoded later does not change one se
 Deno.test("a snapshot field that cannot hold its value is an encoding error, not a wrap", () => {
   const bad = { ...FIGHT, players: [{ ...FIGHT.players[0], x: 9000 }] };
   assert.throws(() => toSnapshotUnits(bad), /snapshot player x: 9000 is outside the u16/);
+});
+
+Deno.test("a row is converted exactly as its table's toUnits converts each field, errors too", () => {
+  const rng = new Rng(21);
+  // On and off the grid, halves (the rounding's edge), beyond each range, and not numbers.
+  const value = (max: number): number => {
+    const r = rng.next();
+    if (r < 0.03) return NaN;
+    if (r < 0.06) return -0.5 - Math.floor(rng.next() * 3);
+    if (r < 0.1) return max + 1 + Math.floor(rng.next() * 3);
+    const whole = Math.floor(rng.next() * max);
+    return r < 0.4 ? whole : r < 0.6 ? whole + 0.5 : whole + rng.next();
+  };
+  // What the table says, field by field (the error of the first field that fails).
+  const byTable = (table: typeof PLAYER_SNAP | typeof ENEMY_SNAP, what: string, rec: object) => {
+    const values = rec as Record<string, number>;
+    try {
+      return Object.entries(table).map(([name, field]) =>
+        toUnits(values[name], field, `${what} ${name}`)
+      );
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  const ours = (convert: () => number[]) => {
+    try {
+      return convert();
+    } catch (err) {
+      assert.ok(err instanceof CodecError);
+      return err.message;
+    }
+  };
+  let errors = 0;
+  for (let i = 0; i < 3000; i++) {
+    const p = {
+      id: Math.floor(rng.next() * 70000),
+      x: value(8200),
+      y: value(8200),
+      aim: value(256),
+      hp: value(256),
+      flags: Math.floor(rng.next() * 256),
+      escape: value(256),
+    };
+    const e = {
+      id: Math.floor(rng.next() * 70000),
+      kind: Math.floor(rng.next() * 256),
+      x: value(8200),
+      y: value(8200),
+      hp: value(66000),
+    };
+    const want = byTable(PLAYER_SNAP, "snapshot player", p);
+    assert.deepEqual(ours(() => playerUnits(p)), want, `player ${i}`);
+    assert.deepEqual(ours(() => enemyUnits(e)), byTable(ENEMY_SNAP, "snapshot enemy", e));
+    if (typeof want === "string") errors++;
+  }
+  assert.ok(errors > 100 && errors < 2900, `both paths exercised (${errors} errors)`);
 });
 
 Deno.test("a malformed snapshot body is refused with a CodecError", () => {
