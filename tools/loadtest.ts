@@ -149,6 +149,11 @@ export interface StepResult {
   v8WorkerCpuMsPerTick: number;
   /** Mean tick over the window: the game's own work, without the I/O between ticks. */
   tickMeanMs: number;
+  /**
+   * That mean by part (`bh_tick_seconds_total`): stepping the hub (the crowd, and the bots
+   * on their way between runs), stepping the dungeons, flushing the connections.
+   */
+  tickPartsMs: { hub: number; dungeons: number; flush: number };
   tickP50Ms: number;
   tickP99Ms: number;
   lateTicks: number;
@@ -280,21 +285,41 @@ async function rssMb(pid: number): Promise<number> {
 /** Reads the server's metrics that matter here. */
 async function serverFigures(base: string) {
   const text = await (await fetch(`${base}/metrics`)).text();
-  const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
   const health = await (await fetch(`${base}/healthz`)).json();
+  return { ticks: health.ticks as number, ...metricFigures(text) };
+}
+
+/** The figures a window compares, read from the server's /metrics text. */
+export function metricFigures(text: string) {
+  const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? NaN);
   return {
-    ticks: health.ticks as number,
     late: value(/^bh_ticks_late_total\{[^}]*\} (\S+)$/m),
     p50Ms: value(/^bh_tick_recent_seconds\{[^}]*quantile="0.5"\} (\S+)$/m) * 1000,
     p99Ms: value(/^bh_tick_recent_seconds\{[^}]*quantile="0.99"\} (\S+)$/m) * 1000,
     dungeons: value(/^bh_instances\{[^}]*kind="dungeon"\} (\S+)$/m),
     players: value(/^bh_players\{[^}]*\} (\S+)$/m),
     tickSumS: value(/^bh_tick_duration_seconds_sum\{[^}]*\} (\S+)$/m),
+    tickPartS: {
+      hub: value(/^bh_tick_seconds_total\{[^}]*part="hub"[^}]*\} (\S+)$/m),
+      dungeons: value(/^bh_tick_seconds_total\{[^}]*part="dungeon"[^}]*\} (\S+)$/m),
+      flush: value(/^bh_tick_seconds_total\{[^}]*part="flush"[^}]*\} (\S+)$/m),
+    },
     tickCount: value(/^bh_tick_duration_seconds_count\{[^}]*\} (\S+)$/m),
     // Cumulative, by upper bound in seconds ("+Inf" last).
     stallBuckets: [...text.matchAll(/^bh_loop_stalls_seconds_bucket\{[^}]*le="([^"]+)"\} (\S+)$/gm)]
       .map((m) => ({ le: m[1], count: Number(m[2]) })),
   };
+}
+
+/** The mean tick's parts between two readings of the server's figures, ms a tick. */
+export function perTickMs(
+  before: { tickCount: number; tickPartS: { hub: number; dungeons: number; flush: number } },
+  after: { tickCount: number; tickPartS: { hub: number; dungeons: number; flush: number } },
+): { hub: number; dungeons: number; flush: number } {
+  const ticks = Math.max(1, after.tickCount - before.tickCount);
+  const ms = (k: "hub" | "dungeons" | "flush") =>
+    Math.round(((after.tickPartS[k] - before.tickPartS[k]) / ticks) * 100_000) / 100;
+  return { hub: ms("hub"), dungeons: ms("dungeons"), flush: ms("flush") };
 }
 
 /**
@@ -515,6 +540,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
           ((after.tickSumS - before.tickSumS) / Math.max(1, after.tickCount - before.tickCount)) *
             100_000,
         ) / 100,
+        tickPartsMs: perTickMs(before, after),
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,
         lateTicks: after.late - before.late,

@@ -81,6 +81,16 @@ export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {
   buckets.push(['_bucket{le="+Inf"}', c.tickMsCount]);
   buckets.push(["_sum", c.tickMsSum / 1000], ["_count", c.tickMsCount]);
   metric("bh_tick_duration_seconds", "histogram", "Time to step every instance once.", buckets);
+  metric(
+    "bh_tick_seconds_total",
+    "counter",
+    "The ticks' time by part: stepping hubs, stepping dungeons, flushing the connections.",
+    [
+      ['{part="hub"}', c.tickMsByPart.hub / 1000],
+      ['{part="dungeon"}', c.tickMsByPart.dungeon / 1000],
+      ['{part="flush"}', c.tickMsByPart.flush / 1000],
+    ],
+  );
   metric("bh_ticks_late_total", "counter", "Ticks that started over one tick late.", [[
     "",
     server.scheduler.stats.ticksLate,

@@ -63,6 +63,12 @@ export interface ServerCounters {
   tickMsBuckets: number[];
   tickMsSum: number;
   tickMsCount: number;
+  /**
+   * Where the ticks' time went, ms in all: stepping the hubs, stepping the dungeons
+   * (their transfers and results included), then flushing the connections (and the
+   * periodic sweep). The three add up to tickMsSum.
+   */
+  tickMsByPart: { hub: number; dungeon: number; flush: number };
   lastTickAtMs: number;
   /** Players handed to another process (a Transfer sent). */
   transfersOut: number;
@@ -353,6 +359,7 @@ export class GameServer {
       tickMsBuckets: TICK_MS_BUCKETS.map(() => 0),
       tickMsSum: 0,
       tickMsCount: 0,
+      tickMsByPart: { hub: 0, dungeon: 0, flush: 0 },
       lastTickAtMs: 0,
       transfersOut: 0,
       transfersIn: 0,
@@ -812,7 +819,9 @@ export class GameServer {
         results = instance.takeResults();
       } catch (err) {
         this.#fail(instance, { during: "step", err });
-        at = this.clock.now();
+        const now = this.clock.now();
+        this.counters.tickMsByPart[instance.kind] += now - at;
+        at = now;
         continue;
       }
       if (orders.length > 0) this.#carryOut(instance, orders);
@@ -822,6 +831,7 @@ export class GameServer {
         slowest = instance;
         slowestMs = now - at;
       }
+      this.counters.tickMsByPart[instance.kind] += now - at;
       at = now;
     }
     // One frame per client per tick, carrying whatever this tick (and any message
@@ -835,6 +845,7 @@ export class GameServer {
     const c = this.counters;
     c.tickMsSum += ms;
     c.tickMsCount++;
+    c.tickMsByPart.flush += ms - (at - started);
     c.lastTickAtMs = started;
     this.tickWindow.add(ms);
     for (let i = 0; i < TICK_MS_BUCKETS.length; i++) {

@@ -279,7 +279,7 @@ async function metricsOf(app: ReturnType<typeof createApp>): Promise<Map<string,
 
 Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prometheus text", async () => {
   const documented = await documentedFamilies();
-  assert.equal(documented.size, 35, `README lists ${[...documented.keys()].join(", ")}`);
+  assert.equal(documented.size, 36, `README lists ${[...documented.keys()].join(", ")}`);
   // As main.ts runs it: behind the front door, whose counts /metrics shows too.
   const door: DoorStats = {
     accepted: 7,
@@ -381,6 +381,16 @@ Deno.test("the tick duration histogram stays cumulative with ticks across many b
   assert.equal(buckets.at(-1)!.value, ticks);
   const sum = valueOf(families, "bh_tick_duration_seconds", {}, "bh_tick_duration_seconds_sum");
   assert.ok(sum > 0, `sum ${sum} s`);
+  // Where that time went: the hub's steps and the flushes after them, no dungeon yet; the
+  // parts add up to the whole.
+  const part = (name: string) => valueOf(families, "bh_tick_seconds_total", { part: name });
+  assert.ok(part("hub") > 0, `hub ${part("hub")} s`);
+  assert.ok(part("flush") > 0, `flush ${part("flush")} s`);
+  assert.equal(part("dungeon"), 0);
+  assert.ok(
+    Math.abs(part("hub") + part("dungeon") + part("flush") - sum) < 1e-9,
+    `${part("hub")} + ${part("dungeon")} + ${part("flush")} = ${sum}`,
+  );
 });
 
 // ---------------------------------------------------------------- /ws origin check
