@@ -26,7 +26,7 @@ import {
   type ServerMessage,
   type SnapshotMsg,
 } from "../../net/wire/protocol.ts";
-import { ManualClock, realClock } from "../../net/server/scheduler.ts";
+import { type Clock, ManualClock, realClock } from "../../net/server/scheduler.ts";
 import {
   type Connection,
   GameServer,
@@ -783,4 +783,19 @@ export function deadlyRoom(): WorldDef {
     waveDelayTicks: 300,
     boss: WARDEN,
   };
+}
+
+/** A clock that moves on by an uneven step every time it is read: ticks take time. */
+export class DriftingClock implements Clock {
+  static readonly STEPS_MS = [0.03, 0.07, 0.2, 0.4, 0.9, 1.5, 3, 6, 12, 40];
+  #nowMs = 0;
+  #reads = 0;
+  now(): number {
+    this.#nowMs += DriftingClock.STEPS_MS[this.#reads++ % DriftingClock.STEPS_MS.length] * 0.77;
+    return this.#nowMs;
+  }
+  setTimer(): number {
+    return 1;
+  }
+  clearTimer(): void {}
 }

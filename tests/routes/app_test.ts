@@ -10,7 +10,7 @@ import { type Clock, ManualClock } from "../../net/server/scheduler.ts";
 import { GameServer, type ServerOptions } from "../../net/server/server.ts";
 import type { DoorStats } from "../../net/server/front_door.ts";
 import { createApp, hostAllowed, originAllowed } from "../../routes/app.ts";
-import { RawClient } from "../net/_harness.ts";
+import { DriftingClock, RawClient } from "../net/_harness.ts";
 
 const CLIENT_JS = "console.log('client');";
 
@@ -352,21 +352,6 @@ Deno.test("GET /metrics has every family in deploy/README.md (e), in valid Prome
   );
   server.shutdown("test over");
 });
-
-/** A clock that moves on by an uneven step every time it is read: ticks take time. */
-class DriftingClock implements Clock {
-  static readonly STEPS_MS = [0.03, 0.07, 0.2, 0.4, 0.9, 1.5, 3, 6, 12, 40];
-  #nowMs = 0;
-  #reads = 0;
-  now(): number {
-    this.#nowMs += DriftingClock.STEPS_MS[this.#reads++ % DriftingClock.STEPS_MS.length] * 0.77;
-    return this.#nowMs;
-  }
-  setTimer(): number {
-    return 1;
-  }
-  clearTimer(): void {}
-}
 
 Deno.test("the tick duration histogram stays cumulative with ticks across many buckets", async () => {
   const server = new GameServer({ clock: new DriftingClock(), seed: 1 });

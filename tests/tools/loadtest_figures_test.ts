@@ -1,24 +1,12 @@
 /** tools/loadtest.ts: the figures a window compares, read from a real server's /metrics. */
 import assert from "node:assert/strict";
-import type { Clock } from "../../net/server/scheduler.ts";
 import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
 import { metricFigures, perTickMs } from "../../tools/loadtest.ts";
-
-/** A clock that moves on 0.25 ms every time it is read: every part of a tick takes time. */
-class SteppingClock implements Clock {
-  #nowMs = 0;
-  now(): number {
-    return this.#nowMs += 0.25;
-  }
-  setTimer(): number {
-    return 1;
-  }
-  clearTimer(): void {}
-}
+import { DriftingClock } from "../net/_harness.ts";
 
 Deno.test("a window's tick parts come from /metrics as the server counted them", async () => {
-  const server = new GameServer({ clock: new SteppingClock(), seed: 3 });
+  const server = new GameServer({ clock: new DriftingClock(), seed: 3 });
   const app = createApp(server, { clientJs: () => Promise.resolve("") });
   const read = async () => metricFigures(await (await app.request("/metrics")).text());
   const before = await read();
