@@ -64,9 +64,9 @@ export interface ServerCounters {
   tickMsSum: number;
   tickMsCount: number;
   /**
-   * Where the ticks' time went, ms in all: stepping the hubs, stepping the dungeons
-   * (their transfers and results included), then flushing the connections (and the
-   * periodic sweep). The three add up to tickMsSum.
+   * Where the ticks' time went, ms in all: stepping the hubs, stepping the dungeons (each
+   * with the transfers and results its step decided), then flushing the connections (and
+   * the periodic sweep). The three add up to tickMsSum.
    */
   tickMsByPart: { hub: number; dungeon: number; flush: number };
   lastTickAtMs: number;

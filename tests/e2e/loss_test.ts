@@ -62,7 +62,8 @@ interface Figures {
   serverStallMs: number;
   /**
    * Stalls of more than two ticks, the page's and this process's: each can hold input
-   * frames past their tick, and the server then runs it without them (one correction).
+   * frames past their ticks, and the server then runs those ticks without them (the
+   * client's prediction is then corrected once).
    */
   longStalls: number;
   corrections: number;
