@@ -18,7 +18,8 @@
  * compiler is busy for about that long after a new load appears, which a server in
  * service is past). A step holds when tick p99 ≤ 8 ms with no late tick over its
  * window. For each phase and step it prints one JSON line: dungeons, players, server CPU
- * ms per tick (and its V8 worker threads' part), tick p50/p99 (the server's last 10 s),
+ * ms per tick (and its V8 worker threads' part), the mean tick and its parts (the hub, the
+ * dungeons, the connections' flush), tick p50/p99 (the server's last 10 s),
  * late ticks and the stalls they came in (`stalls`: runs of late ticks, by the most any
  * of their ticks started late), snapshots/s p5 per client, payload bytes/s down per
  * client, RSS, the malloc it ran on (jemalloc preloaded as deployed, or glibc's with
