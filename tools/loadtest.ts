@@ -317,10 +317,15 @@ export function perTickMs(
   before: { tickCount: number; tickPartS: { hub: number; dungeons: number; flush: number } },
   after: { tickCount: number; tickPartS: { hub: number; dungeons: number; flush: number } },
 ): { hub: number; dungeons: number; flush: number } {
-  const ticks = Math.max(1, after.tickCount - before.tickCount);
+  const ticks = after.tickCount - before.tickCount;
   const ms = (k: "hub" | "dungeons" | "flush") =>
-    Math.round(((after.tickPartS[k] - before.tickPartS[k]) / ticks) * 100_000) / 100;
+    msPerTick(after.tickPartS[k] - before.tickPartS[k], ticks);
   return { hub: ms("hub"), dungeons: ms("dungeons"), flush: ms("flush") };
+}
+
+/** `seconds` of tick time over `ticks` ticks, as ms a tick (two decimals). */
+function msPerTick(seconds: number, ticks: number): number {
+  return Math.round((seconds / Math.max(1, ticks)) * 100_000) / 100;
 }
 
 /**
@@ -537,10 +542,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         players: after.players,
         serverCpuMsPerTick: Math.round(((cpuAfter - cpuBefore) / ticks) * 100) / 100,
         v8WorkerCpuMsPerTick: Math.round(((workerAfter - workerBefore) / ticks) * 100) / 100,
-        tickMeanMs: Math.round(
-          ((after.tickSumS - before.tickSumS) / Math.max(1, after.tickCount - before.tickCount)) *
-            100_000,
-        ) / 100,
+        tickMeanMs: msPerTick(after.tickSumS - before.tickSumS, after.tickCount - before.tickCount),
         tickPartsMs: perTickMs(before, after),
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,

@@ -10,7 +10,7 @@ import { Instance, type Peer } from "../../../net/server/instance.ts";
 import { decodeServerMessage, MessageDecoder, MessageEncoder } from "../../../net/wire/codec.ts";
 import { CloseCode, EnterReason, type EventName, ServerKind } from "../../../net/wire/protocol.ts";
 import { decodeSnapshotBody, type SnapshotUnits } from "../../../net/wire/snapshot_delta.ts";
-import { Button, quantizeAngle } from "../../../sim/mod.ts";
+import { type BossDef, Button, quantizeAngle } from "../../../sim/mod.ts";
 import {
   type Control,
   dist,
@@ -149,20 +149,35 @@ Deno.test("the portal puts nobody into a dungeon whose boss has appeared: a late
   assert.equal(late.runtime.world?.key, early.runtime.world?.key, "the same world, a new instance");
 });
 
-Deno.test("a cleared dungeon sends every survivor to the hub, resultsReturnTicks after the boss fell", () => {
-  const instance = new Instance("dungeon-7", {
+/**
+ * A Fold dungeon straight to its boss, its ships sturdy (255 HP) and placed at `spawnPoints`:
+ * a fight that runs on by itself, with no wave in the way.
+ */
+function sturdyFold(
+  id: string,
+  opts: { spawnPoints: { x: number; y: number }[]; seed: number; boss?: BossDef },
+): Instance {
+  return new Instance(id, {
     worldId: worldByKey(FOLD.key).id,
-    // A weak Warden, two ships right under it that no pattern can kill in time.
     def: {
       ...FOLD,
-      arena: { ...FOLD.arena, spawnPoints: [{ x: 630, y: 300 }, { x: 650, y: 300 }] },
+      arena: { ...FOLD.arena, spawnPoints: opts.spawnPoints },
       player: { ...FOLD.player, maxHp: 255 },
       waves: [],
       waveDelayTicks: 1,
-      boss: { ...WARDEN, baseHp: 30 },
+      boss: opts.boss ?? FOLD.boss,
     },
-    seed: 2,
+    seed: opts.seed,
     encoder: new MessageEncoder(),
+  });
+}
+
+Deno.test("a cleared dungeon sends every survivor to the hub, resultsReturnTicks after the boss fell", () => {
+  // A weak Warden, two ships right under it that no pattern can kill in time.
+  const instance = sturdyFold("dungeon-7", {
+    spawnPoints: [{ x: 630, y: 300 }, { x: 650, y: 300 }],
+    seed: 2,
+    boss: { ...WARDEN, baseHp: 30 },
   });
   const quiet = (id: number): Peer => ({
     playerId: id,
@@ -256,17 +271,9 @@ Deno.test("members of one dungeon on different baselines each get what their own
 
 Deno.test("each batch carries one graze per player, its newest total", () => {
   // Two sturdy ships under the Warden's fire from the start: they graze all the time.
-  const instance = new Instance("dungeon-9", {
-    worldId: worldByKey(FOLD.key).id,
-    def: {
-      ...FOLD,
-      arena: { ...FOLD.arena, spawnPoints: [{ x: 600, y: 420 }, { x: 680, y: 420 }] },
-      player: { ...FOLD.player, maxHp: 255 },
-      waves: [],
-      waveDelayTicks: 1,
-    },
+  const instance = sturdyFold("dungeon-9", {
+    spawnPoints: [{ x: 600, y: 420 }, { x: 680, y: 420 }],
     seed: 4,
-    encoder: new MessageEncoder(),
   });
   const batches = new Map<number, { playerId: number; total: number }[][]>();
   for (const id of [1, 2]) {
