@@ -427,7 +427,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
   const { cmd, args: serverArgs } = command(pinned ? "0" : undefined, [
     "run",
     "-A",
-    // As `deno task start` and deploy/ run it (docs/NETCODE.md, "Capacity"), and traced: a
+    // As `deno task start` and deploy/ run it (docs/CAPACITY.md), and traced: a
     // line per collection (a dozen a second at 800 players), counted by the GcTally below.
     `--v8-flags=${SERVER_V8_FLAGS},--trace-gc${args.serverV8 ? `,${args.serverV8}` : ""}`,
     ...(inspect ? [`--inspect=${inspect}`] : []),

@@ -11,7 +11,7 @@ import { parseSecret, randomId } from "./tokens.ts";
 /**
  * The V8 flags every launch of the server carries (`deno task start`, deploy/'s
  * Dockerfile and systemd units, the load test; tests/net/server/launch_test.ts holds
- * them to this), measured in docs/NETCODE.md ("Capacity"):
+ * them to this), measured in docs/CAPACITY.md:
  * - an 8 MB young generation: a scavenge's pause is what survives it, and Deno's default
  *   lets it grow to 32 MB;
  * - no allocation-site pretenuring: V8 had decided that the objects a tick and a socket

@@ -4,7 +4,7 @@
  * malloc that was about 6 % of a loaded server's CPU in `perf`, much of it glibc
  * merging its free lists. jemalloc, preloaded, does the same work for less: `deno task
  * loadtest` at 150–175 dungeons spent 7–11 % less CPU a tick, and the tick itself ran
- * 7–10 % shorter (docs/NETCODE.md, "Capacity"). Every launch of the
+ * 7–10 % shorter (docs/CAPACITY.md). Every launch of the
  * server preloads it (`deno task start`, deploy/Dockerfile, both systemd units, the load
  * test; tests/net/server/launch_test.ts holds them to it). Where the library is
  * missing, the dynamic loader says so once on stderr and the server runs on glibc's.

@@ -140,7 +140,7 @@ const SWEEP_TICKS = 30;
 
 /**
  * A tick longer than this is slow: half the tick's budget, and the p99 the capacity goal
- * holds a process to (docs/NETCODE.md, "Capacity").
+ * holds a process to (docs/CAPACITY.md).
  */
 export const SLOW_TICK_MS = 8;
 
