@@ -27,6 +27,7 @@ import {
 import { AddressGate, addressKey } from "./admission.ts";
 import { Connection, errorText } from "./connection.ts";
 import { Crews } from "./crews.ts";
+import { type CpuSample, processCpu } from "./cpu_usage.ts";
 import { Instance, type TransferOrder } from "./instance.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
 import { Session } from "./session.ts";
@@ -181,6 +182,8 @@ export interface ServerOptions {
    * uses them.
    */
   readonly beforeTick?: () => void;
+  /** The process's CPU use so far, for the `slow_tick` line (default: `getrusage`). */
+  readonly cpuUsage?: () => CpuSample;
 }
 
 /** The purpose resume tokens are signed for (a transfer ticket cannot pass for one). */
@@ -306,6 +309,7 @@ export class GameServer {
   readonly epoch = randomId(6);
   readonly #gate: AddressGate;
   readonly #beforeTick: (() => void) | undefined;
+  readonly #cpuUsage: () => CpuSample;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
   #hub: Instance;
@@ -329,6 +333,7 @@ export class GameServer {
   constructor(opts: ServerOptions) {
     this.clock = opts.clock;
     this.#beforeTick = opts.beforeTick;
+    this.#cpuUsage = opts.cpuUsage ?? processCpu;
     this.limits = { ...LIMITS, ...opts.limits };
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
@@ -803,6 +808,8 @@ export class GameServer {
    */
   tick(): void {
     this.#beforeTick?.();
+    // A few µs a tick, so that a slow tick's line can say where its time went.
+    const cpuAtStart = this.#cpuUsage();
     const started = this.clock.now();
     const serverTick = this.scheduler.stats.ticks;
     // The instance that took longest, for a slow tick's log line: one heavy world, or a
@@ -840,7 +847,14 @@ export class GameServer {
     if (this.scheduler.stats.ticks % SWEEP_TICKS === 0) this.#sweep(started);
     const ms = this.clock.now() - started;
     if (ms > SLOW_TICK_MS) {
-      this.#slowTick({ started, ms, slowest, slowestMs, afterMs: ms - (at - started) });
+      this.#slowTick({
+        started,
+        ms,
+        slowest,
+        slowestMs,
+        afterMs: ms - (at - started),
+        cpuAtStart,
+      });
     }
     const c = this.counters;
     c.tickMsSum += ms;
@@ -858,6 +872,9 @@ export class GameServer {
    * instances, the slowest of them against their mean, and the flush and sweep after them.
    * A slowest instance far over the mean is one heavy world; a slowest instance that
    * normally costs what the others do is a stall (the host, a collection) that fell in it.
+   * The process's CPU in the tick tells those stalls apart: user time near the tick's
+   * length is work (a collection's too), time in the kernel is system calls and faults,
+   * and CPU well short of it with preemptions is the core taken away.
    */
   #slowTick(tick: {
     started: number;
@@ -866,6 +883,8 @@ export class GameServer {
     slowestMs: number;
     /** The flush and sweep after the instances. */
     afterMs: number;
+    /** The process's CPU use when the tick began. */
+    cpuAtStart: CpuSample;
   }): void {
     this.#slowUnlogged++;
     if (tick.started - this.#slowLoggedAt < SLOW_TICK_LOG_MS) return;
@@ -880,6 +899,7 @@ export class GameServer {
       instanceMeanMs: instances > 0 ? round((tick.ms - tick.afterMs) / instances) : 0,
       flushMs: round(tick.afterMs),
       slowTicks: this.#slowUnlogged,
+      ...cpuSpent(tick.cpuAtStart, this.#cpuUsage()),
     });
     this.#slowLoggedAt = tick.started;
     this.#slowUnlogged = 0;
@@ -1287,4 +1307,15 @@ export class GameServer {
   tickAgeMs(): number {
     return this.counters.lastTickAtMs === 0 ? 0 : this.clock.now() - this.counters.lastTickAtMs;
   }
+}
+
+/** The process's CPU use between two samples, as a `slow_tick` line reports it. */
+function cpuSpent(from: CpuSample, to: CpuSample): CpuSample {
+  const round = (v: number) => Math.round(v * 100) / 100;
+  return {
+    userMs: round(to.userMs - from.userMs),
+    systemMs: round(to.systemMs - from.systemMs),
+    preemptions: to.preemptions - from.preemptions,
+    pageFaults: to.pageFaults - from.pageFaults,
+  };
 }
