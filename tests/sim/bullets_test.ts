@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import {
   angleFromUnits,
   type ArenaDef,
+  BULLET_FIELD_NAMES,
   BulletPool,
   type BulletSpec,
   fastForward,
@@ -236,6 +237,27 @@ Deno.test("BulletPool grows past its capacity and keeps every live bullet", () =
   // And the grown pool still flies and frees bullets normally.
   for (let t = 0; t < 400; t++) stepBullets(pool, ARENA);
   assert.equal(pool.count, 0);
+});
+
+Deno.test("a pool's columns are disjoint views of one block, before and after it grows", () => {
+  const pool = new BulletPool(5);
+  const check = () => {
+    const columns = BULLET_FIELD_NAMES.map((name) => pool[name]);
+    const block = columns[0].buffer;
+    const spans = columns.map((c) => {
+      assert.equal(c.buffer, block, "every column is a view of the same block");
+      assert.equal(c.length, pool.capacity);
+      return [c.byteOffset, c.byteOffset + c.byteLength];
+    }).sort((a, b) => a[0] - b[0]);
+    for (let i = 1; i < spans.length; i++) {
+      assert.ok(spans[i][0] >= spans[i - 1][1], "no two columns share a byte");
+    }
+    assert.ok(spans[spans.length - 1][1] <= block.byteLength);
+  };
+  check();
+  spawnVolley(pool, volley({ x: 100, y: 100 }, [0, 1, 2, 3, 4, 5, 6], { uid0: 1 }));
+  assert.ok(pool.capacity > 5, "it grew");
+  check();
 });
 
 Deno.test("remove() swaps the last bullet into the hole with all of its fields", () => {
