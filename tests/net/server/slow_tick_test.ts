@@ -50,14 +50,24 @@ function slowDown(instance: Instance, clock: SteppingClock, ms: () => number): v
   beforeStep(instance, () => clock.took(ms()));
 }
 
-Deno.test("a slow tick is logged once per window, naming the instance that took the time", () => {
+/**
+ * A server on a SteppingClock, with its `slow_tick` lines kept; the CPU it reads is the
+ * clock's, or the process's own with `realCpu`.
+ */
+function watchedServer(opts: { realCpu?: boolean } = {}) {
   const clock = new SteppingClock();
   const logs: { event: string; fields: Record<string, unknown> }[] = [];
   const server = new GameServer({
     clock,
-    cpuUsage: () => clock.cpu,
+    cpuUsage: opts.realCpu ? undefined : () => clock.cpu,
     log: (event, fields) => logs.push({ event, fields }),
   });
+  const slowLines = () => logs.filter((l) => l.event === "slow_tick");
+  return { clock, server, slowLines };
+}
+
+Deno.test("a slow tick is logged once per window, naming the instance that took the time", () => {
+  const { clock, server, slowLines } = watchedServer();
   const dungeons = ["dungeon-a", "dungeon-b", "dungeon-c"].map((id) =>
     server.instanceFor(id, FOLD.key)
   );
@@ -65,7 +75,6 @@ Deno.test("a slow tick is logged once per window, naming the instance that took 
   let heavyMs = 0;
   slowDown(heavy, clock, () => heavyMs);
   slowDown(dungeons[2], clock, () => 1);
-  const slowLines = () => logs.filter((l) => l.event === "slow_tick");
 
   // Within the budget: nothing said.
   for (let i = 0; i < 5; i++) server.tick();
@@ -111,20 +120,14 @@ Deno.test("a slow tick is logged once per window, naming the instance that took 
 });
 
 Deno.test("a slow tick that lost its core says so: CPU short of its length, a preemption", () => {
-  const clock = new SteppingClock();
-  const logs: { event: string; fields: Record<string, unknown> }[] = [];
-  const server = new GameServer({
-    clock,
-    cpuUsage: () => clock.cpu,
-    log: (event, fields) => logs.push({ event, fields }),
-  });
+  const { clock, server, slowLines } = watchedServer();
   const dungeon = server.instanceFor("dungeon-a", FOLD.key);
   beforeStep(dungeon, () => {
     clock.took(1);
     clock.stalled(11);
   });
   server.tick();
-  const line = logs.find((l) => l.event === "slow_tick")?.fields;
+  const line = slowLines()[0]?.fields;
   assert.ok(line, "the slow tick is logged");
   assert.equal(line.ms, 12);
   assert.equal(line.slowest, dungeon.id);
@@ -134,9 +137,7 @@ Deno.test("a slow tick that lost its core says so: CPU short of its length, a pr
 });
 
 Deno.test("by default a slow tick's CPU is the process's own, read from the kernel", () => {
-  const clock = new SteppingClock();
-  const logs: { event: string; fields: Record<string, unknown> }[] = [];
-  const server = new GameServer({ clock, log: (event, fields) => logs.push({ event, fields }) });
+  const { clock, server, slowLines } = watchedServer({ realCpu: true });
   const dungeon = server.instanceFor("dungeon-a", FOLD.key);
   // Really busy for 12 ms of wall time (the manual clock says so too).
   beforeStep(dungeon, () => {
@@ -145,7 +146,7 @@ Deno.test("by default a slow tick's CPU is the process's own, read from the kern
     clock.took(12);
   });
   server.tick();
-  const line = logs.find((l) => l.event === "slow_tick")?.fields;
+  const line = slowLines()[0]?.fields;
   assert.ok(line, "the slow tick is logged");
   const cpuMs = (line.userMs as number) + (line.systemMs as number);
   // A loaded machine may give the loop less than all of its 12 ms, never none of it.
