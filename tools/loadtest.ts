@@ -155,6 +155,11 @@ export interface StepResult {
    * on their way between runs), stepping the dungeons, flushing the connections.
    */
   tickPartsMs: { hub: number; dungeons: number; flush: number };
+  /**
+   * Bullets in flight in all the server's instances, on average over the window's ticks
+   * (`bh_bullet_ticks_total`): the fights' load, to tell a heavier load from a slower host.
+   */
+  liveBullets: number;
   tickP50Ms: number;
   tickP99Ms: number;
   lateTicks: number;
@@ -306,6 +311,7 @@ export function metricFigures(text: string) {
       flush: value(/^bh_tick_seconds_total\{[^}]*part="flush"[^}]*\} (\S+)$/m),
     },
     tickCount: value(/^bh_tick_duration_seconds_count\{[^}]*\} (\S+)$/m),
+    bulletTicks: value(/^bh_bullet_ticks_total\{[^}]*\} (\S+)$/m),
     // Cumulative, by upper bound in seconds ("+Inf" last).
     stallBuckets: [...text.matchAll(/^bh_loop_stalls_seconds_bucket\{[^}]*le="([^"]+)"\} (\S+)$/gm)]
       .map((m) => ({ le: m[1], count: Number(m[2]) })),
@@ -544,6 +550,10 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         v8WorkerCpuMsPerTick: Math.round(((workerAfter - workerBefore) / ticks) * 100) / 100,
         tickMeanMs: msPerTick(after.tickSumS - before.tickSumS, after.tickCount - before.tickCount),
         tickPartsMs: perTickMs(before, after),
+        liveBullets: Math.round(
+          (after.bulletTicks - before.bulletTicks) /
+            Math.max(1, after.tickCount - before.tickCount),
+        ),
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,
         lateTicks: after.late - before.late,

@@ -91,6 +91,12 @@ export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {
       ['{part="flush"}', c.tickMsByPart.flush / 1000],
     ],
   );
+  metric(
+    "bh_bullet_ticks_total",
+    "counter",
+    "Bullets in flight after each tick, summed over ticks: its rate over the ticks' is the fights' load.",
+    [["", c.bulletTicks]],
+  );
   metric("bh_ticks_late_total", "counter", "Ticks that started over one tick late.", [[
     "",
     server.scheduler.stats.ticksLate,

@@ -70,6 +70,11 @@ export interface ServerCounters {
    * the periodic sweep). The three add up to tickMsSum.
    */
   tickMsByPart: { hub: number; dungeon: number; flush: number };
+  /**
+   * Bullets in flight after each instance's step, summed over ticks: over a span of ticks,
+   * divided by them, how many bullets the fights carried on average (their load).
+   */
+  bulletTicks: number;
   lastTickAtMs: number;
   /** Players handed to another process (a Transfer sent). */
   transfersOut: number;
@@ -365,6 +370,7 @@ export class GameServer {
       tickMsSum: 0,
       tickMsCount: 0,
       tickMsByPart: { hub: 0, dungeon: 0, flush: 0 },
+      bulletTicks: 0,
       lastTickAtMs: 0,
       transfersOut: 0,
       transfersIn: 0,
@@ -824,6 +830,7 @@ export class GameServer {
       try {
         orders = instance.step(serverTick);
         results = instance.takeResults();
+        this.counters.bulletTicks += instance.world.bullets.count;
       } catch (err) {
         this.#fail(instance, { during: "step", err });
         const now = this.clock.now();

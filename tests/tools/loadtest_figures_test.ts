@@ -4,6 +4,8 @@ import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
 import { metricFigures, perTickMs } from "../../tools/loadtest.ts";
 import { DriftingClock } from "../net/_harness.ts";
+import { FOLD, ORB } from "../../content/mod.ts";
+import { spawnVolley } from "../../sim/mod.ts";
 
 Deno.test("a window's tick parts come from /metrics as the server counted them", async () => {
   const server = new GameServer({ clock: new DriftingClock(), seed: 3 });
@@ -31,5 +33,36 @@ Deno.test("a window's tick parts come from /metrics as the server counted them",
     Math.abs(parts.hub + parts.dungeons + parts.flush - meanMs) < 0.02,
     `${JSON.stringify(parts)} against a mean of ${meanMs} ms`,
   );
+  server.shutdown("test over");
+});
+
+Deno.test("a window's bullets are those in flight after each tick, summed as the server stepped them", async () => {
+  const server = new GameServer({ clock: new DriftingClock(), seed: 3 });
+  const app = createApp(server, { clientJs: () => Promise.resolve("") });
+  const read = async () => metricFigures(await (await app.request("/metrics")).text());
+  const dungeon = server.instanceFor("dungeon-a", FOLD.key);
+  const { widthPx, heightPx } = FOLD.arena;
+  // A ring of 12 slow orbs from the middle of the arena: all in flight for the window.
+  spawnVolley(dungeon.world.bullets, {
+    birthTick: dungeon.world.tick,
+    uid0: 1,
+    team: 2,
+    owner: -1,
+    spec: ORB,
+    speedPxPerS: 60,
+    xs: new Array(12).fill(Math.round((widthPx / 2) * 8)),
+    ys: new Array(12).fill(Math.round((heightPx / 2) * 8)),
+    angles: Array.from({ length: 12 }, (_, k) => Math.floor((k * 65536) / 12)),
+  });
+  const before = await read();
+  let inFlight = 0;
+  for (let i = 0; i < 20; i++) {
+    server.tick();
+    inFlight += dungeon.world.bullets.count;
+  }
+  const after = await read();
+  assert.ok(server.instances.has(dungeon.id), "the dungeon stepped the whole window");
+  assert.equal(inFlight, 12 * 20, "nothing hit or left the arena");
+  assert.equal(after.bulletTicks - before.bulletTicks, inFlight);
   server.shutdown("test over");
 });
