@@ -94,7 +94,7 @@ export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {
   metric(
     "bh_bullet_ticks_total",
     "counter",
-    "Bullets in flight after each tick, summed over ticks: its rate over the ticks' is the fights' load.",
+    "Bullets in flight after each tick, summed over ticks: divided by the ticks, the fights' load.",
     [["", c.bulletTicks]],
   );
   metric("bh_ticks_late_total", "counter", "Ticks that started over one tick late.", [[
