@@ -15,7 +15,7 @@
 import { BulletPool, spawnVolley, stepBullets, type Volley } from "../sim/bullets.ts";
 import { Rng } from "../sim/mod.ts";
 import { CURL, FOLD, NEEDLE, ORB, PLAYER_SHOT, SPIRAL } from "../content/mod.ts";
-import { unknownArgs, usage } from "./args.ts";
+import { checkArgs, intIn } from "./args.ts";
 
 /** What one run measured. */
 export interface PoolFigures {
@@ -104,25 +104,20 @@ export function measurePools(
 }
 
 if (import.meta.main) {
-  const spec = { values: ["pools", "live", "ticks", "clear-mb"] };
-  const bad = unknownArgs(Deno.args, spec);
-  if (bad.length > 0) {
-    console.error(`${bad.join("; ")}\n${usage("deno task pool-bench", spec)}`);
+  checkArgs("pool-bench", Deno.args, { values: ["pools", "live", "ticks", "clear-mb"] });
+  const get = (name: string, fallback: number, max: number, min = 1) => {
+    const raw = Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+    return raw === undefined ? fallback : intIn(name, raw, min, max);
+  };
+  try {
+    console.log(JSON.stringify(measurePools({
+      pools: get("pools", 200, 100_000),
+      live: get("live", 80, 100_000),
+      ticks: get("ticks", 2000, 1_000_000),
+      clearMb: get("clear-mb", 8, 4096, 0),
+    })));
+  } catch (err) {
+    console.error(`pool-bench: ${(err as Error).message}`);
     Deno.exit(2);
   }
-  const get = (name: string, fallback: number) => {
-    const raw = Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
-    const n = raw === undefined ? fallback : Number(raw);
-    if (!Number.isSafeInteger(n) || n < 0) {
-      console.error(`--${name}=${raw} is not a whole number`);
-      Deno.exit(2);
-    }
-    return n;
-  };
-  console.log(JSON.stringify(measurePools({
-    pools: get("pools", 200),
-    live: get("live", 80),
-    ticks: get("ticks", 2000),
-    clearMb: get("clear-mb", 8),
-  })));
 }

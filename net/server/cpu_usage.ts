@@ -1,6 +1,6 @@
 /**
- * The process's CPU use, read at the start of every tick so that a slow tick's log line
- * can say what the loop did with the time: worked (user time near the tick's length),
+ * The process's CPU use, read at the start of each tick that could be logged, so that a slow
+ * one's line can say what the loop did with the time: worked (user time near the tick's length),
  * worked in the kernel (system time, page faults), or lost its core (preemptions, and CPU
  * well short of the tick's length).
  */

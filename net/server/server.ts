@@ -814,9 +814,9 @@ export class GameServer {
    */
   tick(): void {
     this.#beforeTick?.();
-    // A few µs a tick, so that a slow tick's line can say where its time went.
-    const cpuAtStart = this.#cpuUsage();
     const started = this.clock.now();
+    // Read (a few µs) only while a slow tick could be logged: its line says where the time went.
+    const cpuAtStart = this.#slowLogDue(started) ? this.#cpuUsage() : undefined;
     const serverTick = this.scheduler.stats.ticks;
     // The instance that took longest, for a slow tick's log line: one heavy world, or a
     // stall that fell wherever the tick happened to be.
@@ -874,6 +874,11 @@ export class GameServer {
     }
   }
 
+  /** True when a slow tick starting at `started` would be logged (one line per SLOW_TICK_LOG_MS). */
+  #slowLogDue(started: number): boolean {
+    return started - this.#slowLoggedAt >= SLOW_TICK_LOG_MS;
+  }
+
   /**
    * Counts a slow tick and, at most once per SLOW_TICK_LOG_MS, logs it: how long, how many
    * instances, the slowest of them against their mean, and the flush and sweep after them.
@@ -890,11 +895,11 @@ export class GameServer {
     slowestMs: number;
     /** The flush and sweep after the instances. */
     afterMs: number;
-    /** The process's CPU use when the tick began. */
-    cpuAtStart: CpuSample;
+    /** The process's CPU use when the tick began (read whenever a line is due). */
+    cpuAtStart: CpuSample | undefined;
   }): void {
     this.#slowUnlogged++;
-    if (tick.started - this.#slowLoggedAt < SLOW_TICK_LOG_MS) return;
+    if (!this.#slowLogDue(tick.started) || !tick.cpuAtStart) return;
     const instances = this.instances.size;
     const round = (v: number) => Math.round(v * 100) / 100;
     this.log("slow_tick", {
