@@ -85,6 +85,8 @@ export type TransferOrder =
   & ({ readonly to: "hub" } | { readonly to: "dungeon"; readonly portal: number });
 
 interface Member {
+  /** The peer's player id, kept here: the tick reads it for every member, the peer seldom. */
+  readonly id: number;
   readonly peer: Peer;
   readonly queue: InputQueue;
   /** In a crowd, the tick of each snapshot interval this member's snapshot goes out on. */
@@ -178,6 +180,7 @@ export class Instance {
     this.#flush();
     this.world.addPlayer(peer.playerId, peer.name);
     this.#members.set(peer.playerId, {
+      id: peer.playerId,
       peer,
       queue: new InputQueue(INPUT_LIMITS),
       slot: this.#joins++ % TICKS_PER_SNAPSHOT,
@@ -269,8 +272,8 @@ export class Instance {
     // Every member's entry is overwritten (one who left was deleted): no clear(), which
     // would give the map a new table every tick.
     for (const m of this.#members.values()) {
-      this.#inputs.set(m.peer.playerId, m.queue.take(tick));
-      this.#parkIfSilent(m.peer.playerId, m, tick);
+      this.#inputs.set(m.id, m.queue.take(tick));
+      this.#parkIfSilent(m.id, m, tick);
     }
     const events = world.step(this.#inputs);
     const orders = this.#collect(tick, events);
@@ -539,9 +542,9 @@ export class Instance {
       let units = everyone;
       if (!units) {
         if (m.slot !== slot) continue;
-        const at = this.#crowdAt.get(m.peer.playerId);
+        const at = this.#crowdAt.get(m.id);
         let near: number[][];
-        if (at === undefined || players[at]?.id !== m.peer.playerId) {
+        if (at === undefined || players[at]?.id !== m.id) {
           near = nearestPlayers(players, { self: undefined, max: INTEREST_PLAYERS })
             .map((p) => p.row);
         } else {

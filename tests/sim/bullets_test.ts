@@ -4,6 +4,7 @@ import {
   angleFromUnits,
   type ArenaDef,
   BULLET_FIELD_NAMES,
+  BULLET_FIELDS,
   BulletPool,
   type BulletSpec,
   fastForward,
@@ -99,6 +100,37 @@ Deno.test("spawnVolley() places each bullet on its wire position, heading and sp
     assert.equal(pool.dirY[i], Math.sin(heading));
   }
   assert.equal(pool.x[0], 100.25, "positions sit on the 1/8 px wire grid");
+});
+
+Deno.test("spawnVolley() gives every field of BULLET_FIELDS what the table says", () => {
+  const pool = new BulletPool(4);
+  // Stale values in every slot the volley takes (and a growth on the way): a field the
+  // spawn forgot keeps its 99 and fails.
+  for (const name of BULLET_FIELD_NAMES) pool[name].fill(99);
+  spawnVolley(pool, volley({ x: 10, y: 20 }, [0.5]));
+  for (const name of BULLET_FIELD_NAMES) pool[name].fill(99, pool.count);
+  const v = volley({ x: 300.6, y: 41.2 }, [0.1, 2.2, 4.4, 5.9, 1.3], {
+    uid0: 0xffff_fffe,
+    team: 2,
+    owner: 12,
+    speedPxPerS: 333,
+    spec: { kind: 3, radiusPx: 4.5, ttlTicks: 77, damage: 2, accelPxPerS2: -40, turnRadPerS: 1.7 },
+  });
+  spawnVolley(pool, v);
+  assert.equal(pool.count, 6);
+  for (const name of BULLET_FIELD_NAMES) {
+    const field:
+      & { array: { of(n: number): ArrayLike<number> } }
+      & (
+        | { shared: (v: Volley) => number }
+        | { each: (v: Volley, b: number) => number }
+      ) = BULLET_FIELDS[name];
+    for (let b = 0; b < 5; b++) {
+      const value = "shared" in field ? field.shared(v) : field.each(v, b);
+      // At the column's own precision (a radius in single precision, a uid wrapped).
+      assert.equal(pool[name][1 + b], field.array.of(value)[0], `${name} of bullet ${b}`);
+    }
+  }
 });
 
 Deno.test("stepBullets() moves a straight bullet speed*dt per tick along its heading", () => {
