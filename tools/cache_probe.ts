@@ -1,0 +1,108 @@
+/**
+ * How much cache the host lets this process have right now: the latency of a dependent
+ * load (a pointer chase in a random cycle of cache lines) over working sets of 0.5–64 MB.
+ * A loaded server's tick walks several MB of scattered objects, so where the latency
+ * jumps from cache (~10–20 ns) to memory (~100–150 ns) decides much of what a tick costs;
+ * on a shared host that point moves with the neighbours (docs/CAPACITY.md, "The host's
+ * phases"). `deno task loadtest` runs it on the server's core before and after its
+ * windows; `deno task cache-probe` prints one JSON line:
+ *
+ * - `sizesMb` and `nsPerLoad`: each working set, and the median ns one dependent load took;
+ * - `cacheMb`: the largest working set whose loads take under half what the largest one's
+ *   do (those go to memory): what fits in the caches this process gets.
+ *
+ *   deno task cache-probe [--rounds=3]
+ */
+import { Rng } from "../sim/mod.ts";
+import { checkArgs, intIn } from "./args.ts";
+
+/** The working sets probed, MB. */
+export const PROBE_SIZES_MB = [0.5, 1, 2, 4, 8, 16, 32, 64] as const;
+
+/** One probe's figures. */
+export interface CacheProbe {
+  /** The working sets, MB, smallest first. */
+  sizesMb: number[];
+  /** Median ns per dependent load, one per working set. */
+  nsPerLoad: number[];
+  /** Largest working set, MB, whose loads take under half the largest one's (0: none). */
+  cacheMb: number;
+}
+
+/** Int32s in a cache line: the chase touches one line per load. */
+const LINE_INTS = 16;
+/** Loads timed per working set and round. */
+const LOADS = 400_000;
+
+/**
+ * A random cycle through every cache line of `bytes`: `next[i]` is the index the load at
+ * `i` leads to. Random, so neither the prefetcher nor the page order helps.
+ */
+function chain(bytes: number, rng: Rng): Int32Array {
+  const lines = Math.max(2, Math.floor(bytes / (LINE_INTS * 4)));
+  const order = new Int32Array(lines);
+  for (let i = 0; i < lines; i++) order[i] = i * LINE_INTS;
+  for (let i = lines - 1; i > 0; i--) {
+    const j = Math.floor(rng.next() * (i + 1));
+    const t = order[i];
+    order[i] = order[j];
+    order[j] = t;
+  }
+  const next = new Int32Array(lines * LINE_INTS);
+  for (let i = 0; i < lines; i++) next[order[i]] = order[(i + 1) % lines];
+  return next;
+}
+
+/** Follows `loads` links from slot 0; returns where it ended (so the loop is not dead code). */
+function chase(next: Int32Array, loads: number): number {
+  let p = 0;
+  for (let i = 0; i < loads; i++) p = next[p];
+  return p;
+}
+
+/**
+ * The largest working set whose loads take under half what the largest one's do: the
+ * largest set's loads go to memory (100–150 ns on a server), a cache answers in a fraction.
+ */
+export function cacheMbOf(sizesMb: readonly number[], nsPerLoad: readonly number[]): number {
+  const memory = nsPerLoad.at(-1) ?? 0;
+  let fits = 0;
+  for (let k = 0; k < sizesMb.length && nsPerLoad[k] < memory / 2; k++) fits = sizesMb[k];
+  return fits;
+}
+
+/** Probes every size `rounds` times (interleaved, so a drift hits them all) and takes medians. */
+export function probeCache(opts: { rounds: number; sizesMb?: readonly number[] }): CacheProbe {
+  const sizes = opts.sizesMb ?? PROBE_SIZES_MB;
+  const rng = new Rng(1);
+  const chains = sizes.map((mb) => chain(mb * 1024 * 1024, rng));
+  const samples: number[][] = sizes.map(() => []);
+  let sink = 0;
+  for (let r = 0; r < opts.rounds; r++) {
+    chains.forEach((next, k) => {
+      // A first pass brings the set into whatever cache holds it.
+      sink ^= chase(next, Math.min(LOADS, next.length / LINE_INTS));
+      const t0 = performance.now();
+      sink ^= chase(next, LOADS);
+      samples[k].push(((performance.now() - t0) * 1e6) / LOADS);
+    });
+  }
+  if (sink === 0.5) console.log(sink); // never: keeps the chases observable
+  const nsPerLoad = samples.map((ns) => {
+    const sorted = ns.sort((a, b) => a - b);
+    return Math.round(sorted[Math.floor(sorted.length / 2)] * 10) / 10;
+  });
+  return { sizesMb: [...sizes], nsPerLoad, cacheMb: cacheMbOf(sizes, nsPerLoad) };
+}
+
+if (import.meta.main) {
+  checkArgs("cache-probe", Deno.args, { values: ["rounds"] });
+  const raw = Deno.args.find((a) => a.startsWith("--rounds="))?.split("=")[1];
+  try {
+    const rounds = raw === undefined ? 3 : intIn("rounds", raw, 1, 100);
+    console.log(JSON.stringify(probeCache({ rounds })));
+  } catch (err) {
+    console.error(`cache-probe: ${(err as Error).message}`);
+    Deno.exit(2);
+  }
+}
