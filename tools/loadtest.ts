@@ -31,9 +31,8 @@
  * the window (`gc`: the server runs with V8's `--trace-gc`, read by tools/gc_trace.ts;
  * a full collection's pause stops the loop). The last line is the summary, with
  * the largest N that held and whether that meets the goal of 200 dungeons (800 players),
- * and the cache the host gave the server's core just before the first window and just
- * after the last (`hostCache`, tools/cache_probe.ts: a host whose neighbours leave it
- * 2–4 MB runs the same load's ticks slower than one that leaves it 8).
+ * and what the host gave the server's core just before the first window and just after
+ * the last (`host`, tools/host_probe.ts: its compute, and how far its caches reached).
  * Figures depend on the machine and its neighbours: say how busy it was when you
  * quote them.
  */
@@ -50,7 +49,7 @@ import { SERVER_V8_FLAGS } from "../net/server/config.ts";
 import { type MallocName, mallocOf, SERVER_MALLOC } from "../net/server/malloc.ts";
 import { schedPolicyOf } from "../net/server/loop_priority.ts";
 import { type GcCounts, GcTally } from "./gc_trace.ts";
-import type { CacheProbe } from "./cache_probe.ts";
+import type { HostProbe } from "./host_probe.ts";
 
 interface Args {
   readonly crowd: number;
@@ -417,18 +416,18 @@ async function waitUntil(what: string, cond: () => Promise<boolean>, timeoutMs: 
 }
 
 /**
- * The cache the host gives CPU `pin` now (tools/cache_probe.ts, in its own process on
- * that core, about a second), or null when the probe could not run.
+ * What the host gives CPU `pin` now (tools/host_probe.ts, in its own process on that
+ * core, about a second), or null when the probe could not run.
  */
-async function hostCache(pin: string | undefined): Promise<CacheProbe | null> {
+async function hostProbe(pin: string | undefined): Promise<HostProbe | null> {
   const { cmd, args } = command(pin, [
     "run",
     "-A",
-    new URL("./cache_probe.ts", import.meta.url).pathname,
+    new URL("./host_probe.ts", import.meta.url).pathname,
   ]);
   try {
     const out = await new Deno.Command(cmd, { args, stdout: "piped", stderr: "null" }).output();
-    return out.success ? JSON.parse(new TextDecoder().decode(out.stdout)) as CacheProbe : null;
+    return out.success ? JSON.parse(new TextDecoder().decode(out.stdout)) as HostProbe : null;
   } catch {
     return null;
   }
@@ -446,8 +445,8 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     );
   }
   const inspect = profiles.some((p) => p !== undefined) ? `127.0.0.1:${freePort()}` : undefined;
-  // On the server's core while it is still idle: how much cache the neighbours leave it.
-  const cacheBefore = await hostCache(pinned ? "0" : undefined);
+  // On the server's core while it is still idle: what the neighbours leave it.
+  const hostBefore = await hostProbe(pinned ? "0" : undefined);
   // The inspector's sampler runs at normal priority: beside a loop at real-time priority
   // it only gets the core while the loop sleeps, and the profile is nearly all "(idle)".
   if (inspect && Deno.env.get("LOOP_PRIORITY") !== "normal") {
@@ -663,7 +662,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
     }
     await server.status;
   }
-  const cacheAfter = await hostCache(pinned ? "0" : undefined);
+  const hostAfter = await hostProbe(pinned ? "0" : undefined);
   const holding = results.filter((r) => r.phase === "dungeons" && r.holds);
   const largest = holding.at(-1);
   const crowd = results.find((r) => r.phase === "crowd");
@@ -693,7 +692,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       }
       : null,
     steps: results.length,
-    hostCache: { before: cacheBefore, after: cacheAfter },
+    host: { before: hostBefore, after: hostAfter },
   };
   console.log(JSON.stringify(summary));
   return summary;

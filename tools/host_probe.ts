@@ -1,17 +1,20 @@
 /**
- * How much cache the host lets this process have right now: the latency of a dependent
- * load (a pointer chase in a random cycle of cache lines) over working sets of 0.5–64 MB.
- * A loaded server's tick walks several MB of scattered objects, so where the latency
- * jumps from cache (~10–20 ns) to memory (~100–150 ns) decides much of what a tick costs;
- * on a shared host that point moves with the neighbours (docs/CAPACITY.md, "The host's
- * phases"). `deno task loadtest` runs it on the server's core before and after its
- * windows; `deno task cache-probe` prints one JSON line:
+ * What the host gives this process right now, for reading a capacity figure: the time of
+ * a chain of dependent integer operations (compute), and of a dependent load (a pointer
+ * chase in a random cycle of cache lines) over working sets of 0.5–64 MB (memory). A
+ * loaded server's tick walks several MB of scattered objects, so where the loads go from
+ * cache (~10–20 ns) to memory (~100–150 ns) decides much of what a tick costs; on a shared
+ * host the neighbours move that point from minute to minute while compute holds steady
+ * (docs/CAPACITY.md, "The host's phases"). `deno task loadtest` runs it on the server's
+ * core before its first window and after its last; `deno task host-probe` prints one JSON
+ * line:
  *
+ * - `computeNsPerOp`: the median ns one multiply-add of a dependent chain took;
  * - `sizesMb` and `nsPerLoad`: each working set, and the median ns one dependent load took;
  * - `cacheMb`: the largest working set whose loads take under half what the largest one's
  *   do (those go to memory): what fits in the caches this process gets.
  *
- *   deno task cache-probe [--rounds=3]
+ *   deno task host-probe [--rounds=3]
  */
 import { Rng } from "../sim/mod.ts";
 import { checkArgs, intIn } from "./args.ts";
@@ -20,7 +23,9 @@ import { checkArgs, intIn } from "./args.ts";
 export const PROBE_SIZES_MB = [0.5, 1, 2, 4, 8, 16, 32, 64] as const;
 
 /** One probe's figures. */
-export interface CacheProbe {
+export interface HostProbe {
+  /** Median ns per multiply-add of a dependent chain (the core's speed, caches aside). */
+  computeNsPerOp: number;
   /** The working sets, MB, smallest first. */
   sizesMb: number[];
   /** Median ns per dependent load, one per working set. */
@@ -33,6 +38,8 @@ export interface CacheProbe {
 const LINE_INTS = 16;
 /** Loads timed per working set and round. */
 const LOADS = 400_000;
+/** Multiply-adds timed per round. */
+const OPS = 10_000_000;
 
 /**
  * A random cycle through every cache line of `bytes`: `next[i]` is the index the load at
@@ -60,6 +67,13 @@ function chase(next: Int32Array, loads: number): number {
   return p;
 }
 
+/** Runs `ops` multiply-adds, each waiting for the one before (so the time is the core's). */
+function compute(ops: number, seed: number): number {
+  let x = seed | 0;
+  for (let i = 0; i < ops; i++) x = (Math.imul(x, 1103515245) + 12345) | 0;
+  return x;
+}
+
 /**
  * The largest working set whose loads take under half what the largest one's do: the
  * largest set's loads go to memory (100–150 ns on a server), a cache answers in a fraction.
@@ -71,14 +85,24 @@ export function cacheMbOf(sizesMb: readonly number[], nsPerLoad: readonly number
   return fits;
 }
 
-/** Probes every size `rounds` times (interleaved, so a drift hits them all) and takes medians. */
-export function probeCache(opts: { rounds: number; sizesMb?: readonly number[] }): CacheProbe {
+/**
+ * Times the compute chain and every working set `rounds` times (interleaved, so a drift
+ * hits them all) and takes medians.
+ */
+export function probeHost(
+  opts: { rounds: number; sizesMb?: readonly number[]; ops?: number },
+): HostProbe {
+  const ops = opts.ops ?? OPS;
   const sizes = opts.sizesMb ?? PROBE_SIZES_MB;
   const rng = new Rng(1);
   const chains = sizes.map((mb) => chain(mb * 1024 * 1024, rng));
   const samples: number[][] = sizes.map(() => []);
-  let sink = 0;
+  const computeNs: number[] = [];
+  let sink = compute(ops / 10, 1); // past the compiler's first tiers
   for (let r = 0; r < opts.rounds; r++) {
+    const c0 = performance.now();
+    sink ^= compute(ops, r);
+    computeNs.push(((performance.now() - c0) * 1e6) / ops);
     chains.forEach((next, k) => {
       // A first pass brings the set into whatever cache holds it.
       sink ^= chase(next, Math.min(LOADS, next.length / LINE_INTS));
@@ -88,21 +112,27 @@ export function probeCache(opts: { rounds: number; sizesMb?: readonly number[] }
     });
   }
   if (sink === 0.5) console.log(sink); // never: keeps the chases observable
-  const nsPerLoad = samples.map((ns) => {
+  const median = (ns: number[], digits: number) => {
     const sorted = ns.sort((a, b) => a - b);
-    return Math.round(sorted[Math.floor(sorted.length / 2)] * 10) / 10;
-  });
-  return { sizesMb: [...sizes], nsPerLoad, cacheMb: cacheMbOf(sizes, nsPerLoad) };
+    return Math.round(sorted[Math.floor(sorted.length / 2)] * 10 ** digits) / 10 ** digits;
+  };
+  const nsPerLoad = samples.map((ns) => median(ns, 1));
+  return {
+    computeNsPerOp: median(computeNs, 3),
+    sizesMb: [...sizes],
+    nsPerLoad,
+    cacheMb: cacheMbOf(sizes, nsPerLoad),
+  };
 }
 
 if (import.meta.main) {
-  checkArgs("cache-probe", Deno.args, { values: ["rounds"] });
+  checkArgs("host-probe", Deno.args, { values: ["rounds"] });
   const raw = Deno.args.find((a) => a.startsWith("--rounds="))?.split("=")[1];
   try {
     const rounds = raw === undefined ? 3 : intIn("rounds", raw, 1, 100);
-    console.log(JSON.stringify(probeCache({ rounds })));
+    console.log(JSON.stringify(probeHost({ rounds })));
   } catch (err) {
-    console.error(`cache-probe: ${(err as Error).message}`);
+    console.error(`host-probe: ${(err as Error).message}`);
     Deno.exit(2);
   }
 }

@@ -1,6 +1,6 @@
-/** tools/cache_probe.ts: where the loads leave the caches, and what the probe reports. */
+/** tools/host_probe.ts: where the loads leave the caches, and what the probe reports. */
 import assert from "node:assert/strict";
-import { cacheMbOf, probeCache } from "../../tools/cache_probe.ts";
+import { cacheMbOf, probeHost } from "../../tools/host_probe.ts";
 
 const SIZES = [0.5, 1, 2, 4, 8, 16, 32, 64];
 
@@ -16,8 +16,13 @@ Deno.test("the cache is the largest set whose loads take under half what memory'
   assert.equal(cacheMbOf([], []), 0);
 });
 
-Deno.test("the probe times a chase through every size it was given", () => {
-  const probe = probeCache({ rounds: 1, sizesMb: [0.25, 0.5, 1] });
+Deno.test("the probe times the compute chain and a chase through every size it was given", () => {
+  const probe = probeHost({ rounds: 1, sizesMb: [0.25, 0.5, 1], ops: 100_000 });
+  // A multiply-add waits for the one before: a few cycles, well under a load from memory.
+  assert.ok(
+    probe.computeNsPerOp > 0.05 && probe.computeNsPerOp < 100,
+    `${probe.computeNsPerOp} ns`,
+  );
   assert.deepEqual(probe.sizesMb, [0.25, 0.5, 1]);
   assert.equal(probe.nsPerLoad.length, 3);
   for (const ns of probe.nsPerLoad) {
