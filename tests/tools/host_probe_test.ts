@@ -18,9 +18,10 @@ Deno.test("the cache is the largest set whose loads take under half what memory'
 
 Deno.test("the probe times the compute chain and a chase through every size it was given", () => {
   const probe = probeHost({ rounds: 1, sizesMb: [0.25, 0.5, 1], ops: 100_000 });
-  // A multiply-add waits for the one before: a few cycles, well under a load from memory.
+  // A multiply-add waits for the one before: a cycle or so once compiled, a hundred or two
+  // in the interpreter (a run this short may not be compiled), far from ms or ps.
   assert.ok(
-    probe.computeNsPerOp > 0.05 && probe.computeNsPerOp < 100,
+    probe.computeNsPerOp > 0.05 && probe.computeNsPerOp < 1_000,
     `${probe.computeNsPerOp} ns`,
   );
   assert.deepEqual(probe.sizesMb, [0.25, 0.5, 1]);
