@@ -195,8 +195,8 @@ export class BulletPool {
  * field as BULLET_FIELDS defines it. The fields are named one by one rather than walked
  * as a table: a walk reaches each column and rule through a lookup by name and a call V8
  * cannot inline, fifteen of them a volley, and in a loaded server those lookups' caches
- * are cold at every spawn (it cost five times what it does in a small one). A field added
- * to the table and not here fails tests/sim/bullets_test.ts.
+ * are cold at every spawn (its share of the tick was five times a small server's). A field
+ * added to the table and not here fails tests/sim/bullets_test.ts.
  */
 export function spawnVolley(pool: BulletPool, volley: Volley): void {
   const n = volley.angles.length;
