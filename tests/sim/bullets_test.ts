@@ -103,12 +103,11 @@ Deno.test("spawnVolley() places each bullet on its wire position, heading and sp
 });
 
 Deno.test("spawnVolley() gives every field of BULLET_FIELDS what the table says", () => {
-  const pool = new BulletPool(4);
-  // Stale values in every slot the volley takes (and a growth on the way): a field the
-  // spawn forgot keeps its 99 and fails.
+  // Room for both volleys (a growth would zero the slots): a stale 99 in every slot the
+  // second volley takes, so a field the spawn forgot keeps it and fails.
+  const pool = new BulletPool(8);
   for (const name of BULLET_FIELD_NAMES) pool[name].fill(99);
   spawnVolley(pool, volley({ x: 10, y: 20 }, [0.5]));
-  for (const name of BULLET_FIELD_NAMES) pool[name].fill(99, pool.count);
   const v = volley({ x: 300.6, y: 41.2 }, [0.1, 2.2, 4.4, 5.9, 1.3], {
     uid0: 0xffff_fffe,
     team: 2,
