@@ -55,6 +55,14 @@ export function checkArgs(
   Deno.exit(2);
 }
 
+/**
+ * The value of `--name=value` in `argv`, if given: everything after the first "=", so a
+ * value may hold more (`--server-v8=--flag=1`).
+ */
+export function flagValue(argv: readonly string[], name: string): string | undefined {
+  return argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
 /** A list of positive integers (`--steps=150,175,200`), or a clear error. */
 export function positiveInts(flag: string, value: string): number[] {
   const out = value.split(",").map((v) => Number(v));

@@ -17,7 +17,7 @@
  *   deno task host-probe [--rounds=3]
  */
 import { Rng } from "../sim/mod.ts";
-import { checkArgs, intIn } from "./args.ts";
+import { checkArgs, flagValue, intIn } from "./args.ts";
 
 /** The working sets probed, MB. */
 export const PROBE_SIZES_MB = [0.5, 1, 2, 4, 8, 16, 32, 64] as const;
@@ -130,7 +130,7 @@ export function probeHost(
 
 if (import.meta.main) {
   checkArgs("host-probe", Deno.args, { values: ["rounds"] });
-  const raw = Deno.args.find((a) => a.startsWith("--rounds="))?.split("=")[1];
+  const raw = flagValue(Deno.args, "rounds");
   try {
     const rounds = raw === undefined ? 3 : intIn("rounds", raw, 1, 100);
     console.log(JSON.stringify(probeHost({ rounds })));

@@ -18,13 +18,14 @@ import { freePort } from "./redis_server.ts";
 import { command, cpuMs, hasTaskset } from "./loadtest.ts";
 import { NativeTcp } from "../net/server/native_tcp.ts";
 import type { DoorConn } from "../net/server/front_door.ts";
+import { flagValue } from "./args.ts";
 
 const TICK_MS = 1000 / 60;
 const FRAME = new Uint8Array(60).fill(7);
 const INPUT = new Uint8Array(20).fill(3);
 
 function arg(name: string, fallback: string): string {
-  return Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1] ?? fallback;
+  return flagValue(Deno.args, name) ?? fallback;
 }
 
 /** What the server needs of a connection: Deno's TcpConn, or the C library's. */

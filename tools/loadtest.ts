@@ -36,7 +36,7 @@
  * Figures depend on the machine and its neighbours: say how busy it was when you
  * quote them.
  */
-import { checkArgs, type FlagSpec, intIn, positiveInts } from "./args.ts";
+import { checkArgs, type FlagSpec, flagValue, intIn, positiveInts } from "./args.ts";
 import { freePort } from "./redis_server.ts";
 import { recordProfile, selfTimes } from "./cpu_profile.ts";
 import {
@@ -102,9 +102,7 @@ const FLAGS: FlagSpec = {
 };
 
 function parseArgs(argv: readonly string[]): Args {
-  // Everything after the first "=": a value may hold more (`--server-v8=--flag=1`).
-  const get = (name: string) =>
-    argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const get = (name: string) => flagValue(argv, name);
   return {
     crowd: intIn("crowd", get("crowd") ?? "200", 0, 10_000),
     steps: positiveInts("steps", get("steps") ?? "10,25,50,100,150,200,250,300"),

@@ -15,7 +15,7 @@
 import { BulletPool, spawnVolley, stepBullets, type Volley } from "../sim/bullets.ts";
 import { Rng } from "../sim/mod.ts";
 import { CURL, FOLD, NEEDLE, ORB, PLAYER_SHOT, SPIRAL } from "../content/mod.ts";
-import { checkArgs, intIn } from "./args.ts";
+import { checkArgs, flagValue, intIn } from "./args.ts";
 
 /** What one run measured. */
 export interface PoolFigures {
@@ -106,7 +106,7 @@ export function measurePools(
 if (import.meta.main) {
   checkArgs("pool-bench", Deno.args, { values: ["pools", "live", "ticks", "clear-mb"] });
   const get = (name: string, fallback: number, max: number, min = 1) => {
-    const raw = Deno.args.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+    const raw = flagValue(Deno.args, name);
     return raw === undefined ? fallback : intIn(name, raw, min, max);
   };
   try {

@@ -13,16 +13,17 @@ import { launchChromium } from "./chromium.ts";
 import { GameServer, realClock } from "../net/server/mod.ts";
 import { createApp } from "../routes/app.ts";
 import { bundleClient, stopBundler } from "./build.ts";
+import { flagValue } from "./args.ts";
 
 const TARGET_P95_MS = 4;
 const WARMUP_FRAMES = 60;
 
 /** Reads `--name=value` from the arguments. */
 function arg(name: string, fallback: number): number {
-  const hit = Deno.args.find((a) => a.startsWith(`--${name}=`));
-  const v = hit ? Number(hit.slice(name.length + 3)) : fallback;
+  const raw = flagValue(Deno.args, name);
+  const v = raw === undefined ? fallback : Number(raw);
   if (!Number.isFinite(v) || v <= 0) {
-    throw new Error(`Cannot use --${name}=${hit}: not a positive number`);
+    throw new Error(`Cannot use --${name}=${raw}: not a positive number`);
   }
   return v;
 }

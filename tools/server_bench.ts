@@ -26,6 +26,7 @@ import { ClientKind, PROTOCOL_VERSION } from "../net/wire/protocol.ts";
 import { BOSS_RUSH_DELAY_TICKS, INPUT_SENDING } from "../content/net_tuning.ts";
 import { CONTENT, CONTENT_HASH } from "../content/mod.ts";
 import { Button, type InputFrame, quantizeAngle, TICK_MS } from "../sim/mod.ts";
+import { flagValue } from "./args.ts";
 
 interface Args {
   readonly crowd: number;
@@ -35,7 +36,7 @@ interface Args {
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const get = (name: string) => argv.find((a) => a.startsWith(`--${name}=`))?.split("=")[1];
+  const get = (name: string) => flagValue(argv, name);
   return {
     crowd: Number(get("crowd") ?? 200),
     dungeons: (get("dungeons") ?? "0,25,100,200").split(",").map(Number),

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { intIn, positiveInts, unknownArgs, usage } from "../../tools/args.ts";
+import { flagValue, intIn, positiveInts, unknownArgs, usage } from "../../tools/args.ts";
 
 const SPEC = { values: ["steps", "crowd"], switches: ["kv"], positional: /^\d+$/ };
 
@@ -36,4 +36,12 @@ Deno.test("positiveInts and intIn refuse what would run as NaN or a negative", (
     /--crowd=2.5: expected a whole number from 0 to 10000/,
   );
   assert.throws(() => intIn("crowd", "-1", 0, 10_000), /expected a whole number/);
+});
+
+Deno.test("flagValue: everything after the first '=' of its own flag, or nothing", () => {
+  const argv = ["--steps=150,200", "--server-v8=--trace-gc=1", "--kv"];
+  assert.equal(flagValue(argv, "steps"), "150,200");
+  assert.equal(flagValue(argv, "server-v8"), "--trace-gc=1");
+  assert.equal(flagValue(argv, "step"), undefined, "a prefix of another flag is not it");
+  assert.equal(flagValue(argv, "kv"), undefined, "a switch has no value");
 });
