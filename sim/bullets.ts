@@ -47,7 +47,8 @@ type FieldDef =
  * The bullet record, one entry per field: the one table behind the pool's arrays
  * (allocate, grow, swap-remove), `spawnVolley`, the Enter message's full state for a
  * joiner (net/wire packs each field at its array's precision) and the replica. A new
- * field is one line here; tests/net/wire/tables_test.ts then proves it survives the wire.
+ * field is one line here and one in `spawnVolley` (tests/sim/bullets_test.ts fails
+ * without it); tests/net/wire/tables_test.ts then proves it survives the wire.
  */
 export const BULLET_FIELDS = {
   uid: { array: Uint32Array, each: (v, b) => (v.uid0 + b) >>> 0 },
