@@ -145,6 +145,17 @@ export function closeLabel(code: string): string {
 const SWEEP_TICKS = 30;
 
 /**
+ * Resume tokens one sweep renews, at least: each is an HMAC, a message and a send
+ * (~15–30 µs here). Players who arrived together (a restart's reconnects, a load test's
+ * bots) fall due on the same sweep, and every half-life after it: 800 renewed at once
+ * held one tick 11–25 ms, a late tick every five minutes. A budget a sweep spreads them
+ * out (and once spread they stay spread); TOKEN_RENEWAL_SPREAD_SWEEPS bounds how long the
+ * last of a crowd waits, far inside the half of its token's life that is left.
+ */
+const TOKEN_RENEWALS_PER_SWEEP = 16;
+const TOKEN_RENEWAL_SPREAD_SWEEPS = 60;
+
+/**
  * A tick longer than this is slow: half the tick's budget, and the p99 the capacity goal
  * holds a process to (docs/CAPACITY.md).
  */
@@ -956,15 +967,29 @@ export class GameServer {
         conn.close(CloseCode.IdleTimeout, `nothing received for ${Math.round(idleMs / 1000)} s`);
       }
     }
+    this.#renewTokens(nowMs);
+    this.#gate.prune(nowMs);
+  }
+
+  /**
+   * Gives connected players whose token is past half its life a fresh one, a budget a
+   * sweep (TOKEN_RENEWALS_PER_SWEEP): the rest are renewed on the sweeps after.
+   */
+  #renewTokens(nowMs: number): void {
     const renewAfterMs = this.limits.resumeTokenTtlMs / 2;
+    let budget = Math.max(
+      TOKEN_RENEWALS_PER_SWEEP,
+      Math.ceil(this.#sessions.size / TOKEN_RENEWAL_SPREAD_SWEEPS),
+    );
     for (const session of this.#sessions.values()) {
+      if (budget === 0) return;
       if (!session.conn || nowMs - session.tokenIssuedAtMs < renewAfterMs) continue;
+      budget--;
       session.conn.sendReliable(encodeServerMessage(this.encoder, {
         kind: ServerKind.Token,
         resume: this.#token(session),
       }));
     }
-    this.#gate.prune(nowMs);
   }
 
   #toDungeon(party: readonly Session[], opts: { from: Instance; world: string }): void {

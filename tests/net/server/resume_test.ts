@@ -248,6 +248,37 @@ Deno.test("an expired token is refused as expired, even while its session waits;
   });
 });
 
+Deno.test("a crowd that arrived together gets its fresh tokens a few a sweep, not all in one tick", () => {
+  const ttl = 20_000;
+  using h = new NetHarness({ limits: { resumeTokenTtlMs: ttl } });
+  const crowd = Array.from({ length: 40 }, (_, i) => h.connect(`P${i}`));
+  h.runUntil(() => crowd.every((c) => c.runtime.resumeToken !== undefined), {
+    what: "every Welcome",
+  });
+  const first = crowd.map((c) => c.runtime.resumeToken);
+  const renewed = () =>
+    crowd.reduce((n, c) => n + (c.conn.sentByKind.get(ServerKind.Token) ?? 0), 0);
+  h.pump(ttl / 2 - 1000, 17);
+  assert.equal(renewed(), 0, "none before half the token's life");
+  // Every token falls due on the same sweep; the server renews them over several.
+  const start = h.ticks;
+  let most = 0;
+  while (renewed() < crowd.length && h.ticks - start < 600) {
+    const before = renewed();
+    h.runTicks(1, 17);
+    most = Math.max(most, renewed() - before);
+  }
+  assert.equal(renewed(), crowd.length, "every connected player got a fresh token");
+  assert.ok(
+    most > 0 && most < crowd.length,
+    `at most ${most} in one tick, not all ${crowd.length}`,
+  );
+  // The last waited a few sweeps (half a second each), far inside its token's other half.
+  assert.ok(h.ticks - start <= 4 * 30 + 1, `all renewed within ${h.ticks - start} ticks`);
+  h.pump(200, 17);
+  crowd.forEach((c, i) => assert.notEqual(c.runtime.resumeToken, first[i], `${c.name} holds it`));
+});
+
 Deno.test("a player who hangs up (1000) or is cut off by the door for cause ends the session at once; a failed link or a closed tab keeps it", () => {
   using h = new NetHarness();
   const quitter = h.connect("Quitter");
