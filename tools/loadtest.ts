@@ -14,6 +14,11 @@
  *     4N players, as the capacity goal counts them (200 dungeons, 800 players);
  *     `--crowd-stays` keeps the crowd in the hub beside them (4N + CROWD players).
  *
+ * A step's new bots arrive over --stagger seconds (12: about one fight), a batch of whole
+ * dungeons a second, so that its dungeons fight out of step, as independent players'
+ * do; all at once, they open, fight and end together, and the bullets in flight swing
+ * with their common fight (each window's `liveBulletsBySecond` shows the swing).
+ *
  * Each window (--window, 10 s) opens once its load has run --settle seconds (30: V8's
  * compiler is busy for about that long after a new load appears, which a server in
  * service is past). A step holds when tick p99 ≤ 8 ms with no late tick over its
@@ -82,6 +87,14 @@ interface Args {
   readonly malloc: "jemalloc" | "system";
   /** The crowd stays in the hub through the dungeon ladder (by default it hangs up first). */
   readonly crowdStays: boolean;
+  /**
+   * Seconds over which a step's new dungeon bots arrive, a batch of whole dungeons a
+   * second: dungeons that opened together fight in step (the same phase, the same dense
+   * pattern, the same end, and the same again), so the server's load would swing with
+   * their common fight instead of holding at its mean, as independent players' dungeons
+   * do. 0: every bot of a step at once.
+   */
+  readonly staggerS: number;
 }
 
 /** The flags `deno task loadtest` takes (any other is refused, with the usage line). */
@@ -97,6 +110,7 @@ const FLAGS: FlagSpec = {
     "allocation-profile",
     "server-v8",
     "malloc",
+    "stagger",
   ],
   switches: ["crowd-stays"],
 };
@@ -115,7 +129,20 @@ function parseArgs(argv: readonly string[]): Args {
     serverV8: get("server-v8"),
     malloc: mallocArg(get("malloc") ?? "jemalloc"),
     crowdStays: argv.includes("--crowd-stays"),
+    staggerS: intIn("stagger", get("stagger") ?? String(DEFAULT_STAGGER_S), 0, 600),
   };
+}
+
+/**
+ * `dungeons` split into batches a second apart over `seconds` (one batch a second, at
+ * most one per dungeon), as even as whole dungeons allow; one batch when `seconds` is 0.
+ */
+export function staggerBatches(dungeons: number, seconds: number): number[] {
+  const n = Math.max(1, Math.min(seconds, dungeons));
+  return Array.from(
+    { length: n },
+    (_, b) => Math.round((dungeons * (b + 1)) / n) - Math.round((dungeons * b) / n),
+  );
 }
 
 /** `--bots=`: lean or full; anything else is a typo, not a default. */
@@ -131,6 +158,8 @@ function mallocArg(value: string): Args["malloc"] {
 }
 
 const P99_LIMIT_MS = 8;
+/** About one fight of four lean bots at the Warden, start to end, in these runs. */
+const DEFAULT_STAGGER_S = 12;
 /** The capacity goal: this many dungeons of four players at the boss, in one process. */
 const GOAL_DUNGEONS = 200;
 const CLK_TCK = 100;
@@ -161,6 +190,11 @@ export interface StepResult {
    * (`bh_bullet_ticks_total`): the fights' load, to tell a heavier load from a slower host.
    */
   liveBullets: number;
+  /**
+   * The least and most bullets in flight on average over any one second of the window:
+   * far apart, the fights swing together (dungeons that opened together; see --stagger).
+   */
+  liveBulletsBySecond: { min: number; max: number };
   tickP50Ms: number;
   tickP99Ms: number;
   lateTicks: number;
@@ -294,6 +328,28 @@ async function serverFigures(base: string) {
   const text = await (await fetch(`${base}/metrics`)).text();
   const health = await (await fetch(`${base}/healthz`)).json();
   return { ticks: health.ticks as number, ...metricFigures(text) };
+}
+
+/**
+ * The bullets in flight on average over each whole second of the next `seconds`
+ * (read from the server's counters once a second).
+ */
+async function sampleBulletsPerSecond(base: string, seconds: number): Promise<number[]> {
+  const out: number[] = [];
+  let last = await serverFigures(base);
+  for (let k = 1; k < seconds; k++) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = await serverFigures(base);
+    const ticks = now.tickCount - last.tickCount;
+    if (ticks > 0) out.push(Math.round((now.bulletTicks - last.bulletTicks) / ticks));
+    last = now;
+  }
+  return out;
+}
+
+/** The least and the most of `xs` (zeros when empty). */
+export function spread(xs: readonly number[]): { min: number; max: number } {
+  return xs.length === 0 ? { min: 0, max: 0 } : { min: Math.min(...xs), max: Math.max(...xs) };
 }
 
 /** The figures a window compares, read from the server's /metrics text. */
@@ -523,6 +579,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       const machineBefore = await machineCpu();
       const gcBefore = gc.mark();
       const window = new Promise((r) => setTimeout(r, args.windowS * 1000));
+      const bulletSeconds = sampleBulletsPerSecond(base, args.windowS);
       const heapDir = args.heapProfileDir ?? args.allocationProfileDir;
       if (inspect && heapDir) {
         const seconds = args.windowS - 1;
@@ -575,6 +632,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
           (after.bulletTicks - before.bulletTicks) /
             Math.max(1, after.tickCount - before.tickCount),
         ),
+        liveBulletsBySecond: spread(await bulletSeconds),
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,
         lateTicks: after.late - before.late,
@@ -621,10 +679,18 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         );
       }
     }
+    /** A step's new bots, a batch of whole dungeons a second over --stagger seconds. */
+    const addDungeonBots = async (count: number) => {
+      const batches = staggerBatches(count / 4, args.staggerS);
+      for (let b = 0; b < batches.length; b++) {
+        if (b > 0) await new Promise((r) => setTimeout(r, 1000));
+        await bots.send({ add: { url, dungeon: 4 * batches[b], lean: args.lean } });
+      }
+    };
     let added = 0;
     let failures = 0;
     for (const n of args.steps.filter((n) => n > 0)) {
-      await bots.send({ add: { url, dungeon: 4 * n - added, lean: args.lean } });
+      await addDungeonBots(4 * n - added);
       added = 4 * n;
       // Most of them at the boss (a few are always dying, walking back or waiting to fill).
       // deno-lint-ignore no-explicit-any

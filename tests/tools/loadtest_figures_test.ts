@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { GameServer } from "../../net/server/server.ts";
 import { createApp } from "../../routes/app.ts";
-import { metricFigures, perTickMs } from "../../tools/loadtest.ts";
+import { metricFigures, perTickMs, spread, staggerBatches } from "../../tools/loadtest.ts";
 import { DriftingClock } from "../net/_harness.ts";
 import { FOLD, ORB } from "../../content/mod.ts";
 import { spawnVolley } from "../../sim/mod.ts";
@@ -65,4 +65,20 @@ Deno.test("a window's bullets are those in flight after each tick, summed as the
   assert.equal(inFlight, 12 * 20, "nothing hit or left the arena");
   assert.equal(after.bulletTicks - before.bulletTicks, inFlight);
   server.shutdown("test over");
+});
+
+Deno.test("a step's dungeons arrive in even batches of whole dungeons, one a second over --stagger", () => {
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  for (const [dungeons, seconds] of [[200, 12], [10, 12], [15, 4], [1, 12], [7, 0], [50, 1]]) {
+    const batches = staggerBatches(dungeons, seconds);
+    assert.equal(sum(batches), dungeons, `${dungeons} over ${seconds} s: every dungeon`);
+    assert.equal(batches.length, Math.max(1, Math.min(seconds, dungeons)), "one batch a second");
+    assert.ok(
+      Math.max(...batches) - Math.min(...batches) <= 1,
+      `${dungeons} over ${seconds} s: as even as whole dungeons allow (${batches})`,
+    );
+  }
+  assert.deepEqual(staggerBatches(200, 0), [200], "no stagger: the step at once");
+  assert.deepEqual(spread([31, 12, 40]), { min: 12, max: 40 });
+  assert.deepEqual(spread([]), { min: 0, max: 0 });
 });
