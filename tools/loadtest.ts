@@ -332,17 +332,22 @@ async function serverFigures(base: string) {
 
 /**
  * The bullets in flight on average over each whole second of the next `seconds`
- * (read from the server's counters once a second).
+ * (read from the server's counters once a second). A read that fails ends it with what
+ * it has: the window's own reads say what became of the server.
  */
 async function sampleBulletsPerSecond(base: string, seconds: number): Promise<number[]> {
   const out: number[] = [];
-  let last = await serverFigures(base);
-  for (let k = 1; k < seconds; k++) {
-    await new Promise((r) => setTimeout(r, 1000));
-    const now = await serverFigures(base);
-    const ticks = now.tickCount - last.tickCount;
-    if (ticks > 0) out.push(Math.round((now.bulletTicks - last.bulletTicks) / ticks));
-    last = now;
+  try {
+    let last = await serverFigures(base);
+    for (let k = 1; k < seconds; k++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const now = await serverFigures(base);
+      const ticks = now.tickCount - last.tickCount;
+      if (ticks > 0) out.push(Math.round((now.bulletTicks - last.bulletTicks) / ticks));
+      last = now;
+    }
+  } catch {
+    // The server went away mid-window.
   }
   return out;
 }

@@ -148,9 +148,10 @@ const SWEEP_TICKS = 30;
  * Resume tokens one sweep renews, at least: each is an HMAC, a message and a send
  * (~15–30 µs here). Players who arrived together (a restart's reconnects, a load test's
  * bots) fall due on the same sweep, and every half-life after it: 800 signatures alone
- * take 11–25 ms here, and a load test's ticks of 12–19 ms every five minutes were them. A budget a sweep spreads them
- * out (and once spread they stay spread); TOKEN_RENEWAL_SPREAD_SWEEPS bounds how long the
- * last of a crowd waits, far inside the half of its token's life that is left.
+ * take 11–25 ms here, and a load test's ticks of 12–19 ms every five minutes were them.
+ * A budget a sweep spreads them out (and once spread they stay spread);
+ * TOKEN_RENEWAL_SPREAD_SWEEPS bounds how long the last of a crowd waits, far inside the
+ * half of its token's life that is left.
  */
 const TOKEN_RENEWALS_PER_SWEEP = 16;
 const TOKEN_RENEWAL_SPREAD_SWEEPS = 60;
