@@ -325,23 +325,28 @@ async function rssMb(pid: number): Promise<number> {
 
 /** Reads the server's metrics that matter here. */
 async function serverFigures(base: string) {
-  const text = await (await fetch(`${base}/metrics`)).text();
   const health = await (await fetch(`${base}/healthz`)).json();
-  return { ticks: health.ticks as number, ...metricFigures(text) };
+  return { ticks: health.ticks as number, ...await metricsOf(base) };
+}
+
+/** The server's /metrics figures alone (one request). */
+async function metricsOf(base: string) {
+  return metricFigures(await (await fetch(`${base}/metrics`)).text());
 }
 
 /**
  * The bullets in flight on average over each whole second of the next `seconds`
- * (read from the server's counters once a second). A read that fails ends it with what
- * it has: the window's own reads say what became of the server.
+ * (read from the server's /metrics once a second: the one request it needs, as the
+ * server being measured answers it). A read that fails ends it with what it has: the
+ * window's own reads say what became of the server.
  */
 async function sampleBulletsPerSecond(base: string, seconds: number): Promise<number[]> {
   const out: number[] = [];
   try {
-    let last = await serverFigures(base);
+    let last = await metricsOf(base);
     for (let k = 1; k < seconds; k++) {
       await new Promise((r) => setTimeout(r, 1000));
-      const now = await serverFigures(base);
+      const now = await metricsOf(base);
       const ticks = now.tickCount - last.tickCount;
       if (ticks > 0) out.push(Math.round((now.bulletTicks - last.bulletTicks) / ticks));
       last = now;
