@@ -25,17 +25,35 @@ export interface GcEvent {
   readonly kind: "scavenge" | "full";
   /** The main thread's pause, ms. */
   readonly pauseMs: number;
+  /** When it ran: ms since the traced process started. */
+  readonly atMs: number;
+  /** The heap (V8's objects, MB) before and after it. */
+  readonly heapMb: readonly [before: number, after: number];
 }
 
 const LINE =
-  /ms: (Scavenge|Minor Mark-Sweep|(?:[A-Za-z]+ )?Mark-(?:Compact|Sweep))\b.*? MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
+  /(\d+) ms: (Scavenge|Minor Mark-Sweep|(?:[A-Za-z]+ )?Mark-(?:Compact|Sweep))\b\D*([\d.]+) \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/;
 
 /** The collection a `--trace-gc` line reports, or undefined for any other line. */
 export function parseGcTraceLine(line: string): GcEvent | undefined {
   const m = LINE.exec(line);
   if (!m) return undefined;
-  const kind = m[1] === "Scavenge" || m[1] === "Minor Mark-Sweep" ? "scavenge" : "full";
-  return { kind, pauseMs: Number(m[2]) };
+  const kind = m[2] === "Scavenge" || m[2] === "Minor Mark-Sweep" ? "scavenge" : "full";
+  return {
+    kind,
+    pauseMs: Number(m[5]),
+    atMs: Number(m[1]),
+    heapMb: [Number(m[3]), Number(m[4])],
+  };
+}
+
+/** A full collection as the load test's summary lists it. */
+export interface FullCollection {
+  /** Seconds since the server started. */
+  readonly atS: number;
+  /** The heap before and after, MB: what it grew to, and what was live. */
+  readonly heapMb: readonly [number, number];
+  readonly pauseMs: number;
 }
 
 /** What a stretch of the trace held. */
@@ -55,7 +73,7 @@ export class GcTally {
   /** The head of a trace line that a log line cut: the rest is the next line. */
   #cut = "";
   #scavenges = 0;
-  readonly #fullPausesMs: number[] = [];
+  readonly #full: FullCollection[] = [];
 
   /** Feeds trace text; calls `other` with each complete line that is not a collection's. */
   feed(text: string, other?: (line: string) => void): void {
@@ -73,22 +91,36 @@ export class GcTally {
       const e = parseGcTraceLine(line);
       if (!e) other?.(line);
       else if (e.kind === "scavenge") this.#scavenges++;
-      else this.#fullPausesMs.push(e.pauseMs);
+      else {
+        this.#full.push({
+          atS: Math.round(e.atMs / 100) / 10,
+          heapMb: e.heapMb,
+          pauseMs: e.pauseMs,
+        });
+      }
     }
   }
 
   /** A mark to count from: `since(mark)` gives what came after it. */
   mark(): { scavenges: number; full: number } {
-    return { scavenges: this.#scavenges, full: this.#fullPausesMs.length };
+    return { scavenges: this.#scavenges, full: this.#full.length };
   }
 
   /** The collections since `mark`. */
   since(mark: { scavenges: number; full: number }): GcCounts {
-    const fullPausesMs = this.#fullPausesMs.slice(mark.full).map((ms) => Math.round(ms * 10) / 10);
+    const fullPausesMs = this.#full.slice(mark.full).map((f) => Math.round(f.pauseMs * 10) / 10);
     return {
       scavenges: this.#scavenges - mark.scavenges,
       fullCollections: fullPausesMs.length,
       fullPausesMs,
     };
+  }
+
+  /**
+   * Every full collection so far, in order: how far apart they come and how large the
+   * heap grew before each (the old generation's limit) is what the V8 flags decide.
+   */
+  fullCollections(): FullCollection[] {
+    return this.#full.map((f) => ({ ...f, pauseMs: Math.round(f.pauseMs * 10) / 10 }));
   }
 }

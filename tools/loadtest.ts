@@ -36,8 +36,10 @@
  * the window (`gc`: the server runs with V8's `--trace-gc`, read by tools/gc_trace.ts;
  * a full collection's pause stops the loop). The last line is the summary, with
  * the largest N that held and whether that meets the goal of 200 dungeons (800 players),
- * and what the host gave the server's core just before the first window and just after
- * the last (`host`, tools/host_probe.ts: its compute, and how far its caches reached).
+ * what the host gave the server's core just before the first window and just after
+ * the last (`host`, tools/host_probe.ts: its compute, and how far its caches reached),
+ * and every full collection of the run (`fullCollections`: when, the heap before and
+ * after, the pause; how far apart they come is what the old generation's limit decides).
  * Figures depend on the machine and its neighbours: say how busy it was when you
  * quote them.
  */
@@ -767,6 +769,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
       : null,
     steps: results.length,
     host: { before: hostBefore, after: hostAfter },
+    fullCollections: gc.fullCollections(),
   };
   console.log(JSON.stringify(summary));
   return summary;

@@ -12,10 +12,30 @@ const MINOR_MS =
   "[16856:0x7f4201680000]      110 ms: Minor Mark-Sweep 3.8 (4.0) -> 3.7 (4.0) MB, pooled: 0.0 MB, 1.05 / 0.00 ms (average mu = 1.000, current mu = 1.000) allocation failure; ";
 
 Deno.test("a trace line names its collection and its pause; other lines are none", () => {
-  assert.deepEqual(parseGcTraceLine(FULL), { kind: "full", pauseMs: 66.38 });
-  assert.deepEqual(parseGcTraceLine(REDUCE), { kind: "full", pauseMs: 107 });
-  assert.deepEqual(parseGcTraceLine(SCAVENGE), { kind: "scavenge", pauseMs: 3.03 });
-  assert.deepEqual(parseGcTraceLine(MINOR_MS), { kind: "scavenge", pauseMs: 1.05 });
+  assert.deepEqual(parseGcTraceLine(FULL), {
+    kind: "full",
+    pauseMs: 66.38,
+    atMs: 116783,
+    heapMb: [138.3, 56.3],
+  });
+  assert.deepEqual(parseGcTraceLine(REDUCE), {
+    kind: "full",
+    pauseMs: 107,
+    atMs: 103754,
+    heapMb: [114.3, 38.4],
+  });
+  assert.deepEqual(parseGcTraceLine(SCAVENGE), {
+    kind: "scavenge",
+    pauseMs: 3.03,
+    atMs: 278207,
+    heapMb: [116.3, 109.7],
+  });
+  assert.deepEqual(parseGcTraceLine(MINOR_MS), {
+    kind: "scavenge",
+    pauseMs: 1.05,
+    atMs: 110,
+    heapMb: [3.8, 3.7],
+  });
   assert.equal(parseGcTraceLine('{"event":"slow_tick","ms":9.5}'), undefined);
   assert.equal(parseGcTraceLine("Warden of the Fold: play at http://127.0.0.1:8000/"), undefined);
 });
@@ -35,6 +55,11 @@ Deno.test("a tally counts from a mark, whatever chunks the trace arrives in", ()
       fullPausesMs: [66.4, 107],
     }, `chunks of ${size}`);
     assert.deepEqual(others, ["a log line"]);
+    // The whole run's, as the summary lists them: when, how large the heap grew, the pause.
+    assert.deepEqual(tally.fullCollections(), [
+      { atS: 116.8, heapMb: [138.3, 56.3], pauseMs: 66.4 },
+      { atS: 103.8, heapMb: [114.3, 38.4], pauseMs: 107 },
+    ]);
   }
   // A line counts once it is whole.
   const tally = new GcTally();
