@@ -1,6 +1,6 @@
 /** tools/gc_trace.ts: V8's --trace-gc lines (as this Deno prints them) counted by kind. */
 import assert from "node:assert/strict";
-import { GcTally, parseGcTraceLine } from "../../tools/gc_trace.ts";
+import { type GcEvent, GcTally, parseGcTraceLine } from "../../tools/gc_trace.ts";
 
 const FULL =
   "[29779:0x7fc4bbc7d000]   116783 ms: Incremental Mark-Compact 138.3 (147.1) -> 56.3 (93.1) MB, pooled: 54.0 MB, 66.38 / 0.00 ms (+ 83.1 ms in 892 steps since start of marking, biggest step 0.9 ms, walltime since start of marking 790 ms) (average mu = 0.998, current mu = 0.998) finalize incremental marking via task; GC in old space requested";
@@ -12,30 +12,13 @@ const MINOR_MS =
   "[16856:0x7f4201680000]      110 ms: Minor Mark-Sweep 3.8 (4.0) -> 3.7 (4.0) MB, pooled: 0.0 MB, 1.05 / 0.00 ms (average mu = 1.000, current mu = 1.000) allocation failure; ";
 
 Deno.test("a trace line names its collection and its pause; other lines are none", () => {
-  assert.deepEqual(parseGcTraceLine(FULL), {
-    kind: "full",
-    pauseMs: 66.38,
-    atMs: 116783,
-    heapMb: [138.3, 56.3],
-  });
-  assert.deepEqual(parseGcTraceLine(REDUCE), {
-    kind: "full",
-    pauseMs: 107,
-    atMs: 103754,
-    heapMb: [114.3, 38.4],
-  });
-  assert.deepEqual(parseGcTraceLine(SCAVENGE), {
-    kind: "scavenge",
-    pauseMs: 3.03,
-    atMs: 278207,
-    heapMb: [116.3, 109.7],
-  });
-  assert.deepEqual(parseGcTraceLine(MINOR_MS), {
-    kind: "scavenge",
-    pauseMs: 1.05,
-    atMs: 110,
-    heapMb: [3.8, 3.7],
-  });
+  const named: [string, GcEvent][] = [
+    [FULL, { kind: "full", pauseMs: 66.38, atMs: 116783, heapMb: [138.3, 56.3] }],
+    [REDUCE, { kind: "full", pauseMs: 107, atMs: 103754, heapMb: [114.3, 38.4] }],
+    [SCAVENGE, { kind: "scavenge", pauseMs: 3.03, atMs: 278207, heapMb: [116.3, 109.7] }],
+    [MINOR_MS, { kind: "scavenge", pauseMs: 1.05, atMs: 110, heapMb: [3.8, 3.7] }],
+  ];
+  for (const [line, event] of named) assert.deepEqual(parseGcTraceLine(line), event);
   assert.equal(parseGcTraceLine('{"event":"slow_tick","ms":9.5}'), undefined);
   assert.equal(parseGcTraceLine("Warden of the Fold: play at http://127.0.0.1:8000/"), undefined);
 });
