@@ -53,6 +53,7 @@ export interface FullCollection {
   readonly atS: number;
   /** The heap before and after, MB: what it grew to, and what was live. */
   readonly heapMb: readonly [number, number];
+  /** The pause, ms (to a tenth). */
   readonly pauseMs: number;
 }
 
@@ -95,7 +96,7 @@ export class GcTally {
         this.#full.push({
           atS: Math.round(e.atMs / 100) / 10,
           heapMb: e.heapMb,
-          pauseMs: e.pauseMs,
+          pauseMs: Math.round(e.pauseMs * 10) / 10,
         });
       }
     }
@@ -108,7 +109,7 @@ export class GcTally {
 
   /** The collections since `mark`. */
   since(mark: { scavenges: number; full: number }): GcCounts {
-    const fullPausesMs = this.#full.slice(mark.full).map((f) => Math.round(f.pauseMs * 10) / 10);
+    const fullPausesMs = this.#full.slice(mark.full).map((f) => f.pauseMs);
     return {
       scavenges: this.#scavenges - mark.scavenges,
       fullCollections: fullPausesMs.length,
@@ -121,6 +122,6 @@ export class GcTally {
    * heap grew before each (the old generation's limit) is what the V8 flags decide.
    */
   fullCollections(): FullCollection[] {
-    return this.#full.map((f) => ({ ...f, pauseMs: Math.round(f.pauseMs * 10) / 10 }));
+    return [...this.#full];
   }
 }
