@@ -114,6 +114,29 @@ export interface WorldOptions {
   readonly maxRewindTicks?: number;
   /** Ticks between the two samples a client reads enemy headings from (its snapshot interval). */
   readonly viewGapTicks?: number;
+  /** Told as each part of a step ends (a bench's clock); a server and a replica run without one. */
+  readonly probe?: StepProbe<WorldStepPart>;
+}
+
+/** The parts of `SimWorld.step`, in the order they run. */
+export const WORLD_STEP_PARTS = [
+  "bullets",
+  "ships",
+  "enemies",
+  "history",
+  "playerShots",
+  "enemyShots",
+  "contact",
+] as const;
+export type WorldStepPart = (typeof WORLD_STEP_PARTS)[number];
+
+/**
+ * Hears the end of each part of a step, so a bench can say where a world's tick goes
+ * part by part (`deno task server-bench --parts`). The parts are whole passes, a handful
+ * a step: the call costs nothing beside them, and nothing at all when there is no probe.
+ */
+export interface StepProbe<Part extends string = string> {
+  lap(part: Part): void;
 }
 
 /** Grazed uids remembered per player before the dead ones are swept out. */
@@ -159,6 +182,7 @@ export class SimWorld {
    * new table in the old generation, garbage that only a full collection takes back.
    */
   readonly #seen = new Map<number, { tick: number; view: Map<number, SeenEnemy> | undefined }>();
+  readonly #probe: StepProbe<WorldStepPart> | undefined;
 
   constructor(def: WorldDef, opts: WorldOptions) {
     this.def = def;
@@ -171,6 +195,7 @@ export class SimWorld {
     this.#history = rewind > 0
       ? new ViewHistory({ maxRewindTicks: rewind, gapTicks: opts.viewGapTicks ?? 1 })
       : undefined;
+    this.#probe = opts.probe;
   }
 
   /** True while new players may join: the hub always, a dungeon until its boss appears. */
@@ -247,18 +272,23 @@ export class SimWorld {
    * a player without one stands still. Returns everything that happened.
    */
   step(inputs: ReadonlyMap<number, InputFrame>): SimEvent[] {
+    const probe = this.#probe;
     this.#events = [];
     // Bullets already in flight move first: anything born this tick starts at its muzzle.
     stepBullets(this.bullets, this.def.arena);
+    probe?.lap("bullets");
     for (const p of this.players.values()) {
       const input = inputs.get(p.id);
       this.#stepPlayer(p, input ?? { ...NEUTRAL_INPUT, aim: p.aim, tick: this.tick });
       if (input) this.#viewLag.set(p.id, input.viewLag ?? 0);
     }
+    probe?.lap("ships");
     this.#advanceStage();
     this.#stepEnemies();
     this.#stepBoss();
+    probe?.lap("enemies");
     this.#remember();
+    probe?.lap("history");
     this.#resolvePlayerShots();
     // Cleared after the loop over shots: clearing inside it would reshuffle the slots it walks.
     if (this.#clearEnemyShots) {
@@ -266,8 +296,11 @@ export class SimWorld {
       this.bullets.clearTeam(Team.Enemy);
       this.#emit({ type: "bulletsCleared", team: Team.Enemy });
     }
+    probe?.lap("playerShots");
     this.#resolveEnemyShots();
+    probe?.lap("enemyShots");
     this.#resolveContact();
+    probe?.lap("contact");
     this.tick++;
     return this.#events;
   }

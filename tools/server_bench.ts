@@ -10,11 +10,14 @@
  * world to steer, and cost nothing on the wire). `deno task loadtest` measures the
  * whole process, sockets included.
  *
- *   deno task server-bench [--crowd=200] [--dungeons=0,25,100,200] [--ticks=600] [--json]
+ *   deno task server-bench [--crowd=200] [--dungeons=0,25,100,200] [--ticks=600] [--json] [--parts]
  *
  * Prints, per scenario, the server's ms per tick (median and p99 over `--ticks` ticks,
  * after a warm-up), ms per dungeon-tick, snapshots and bytes out per client per second,
  * and the machine's load average: the CPU is shared, so quote it with the figures.
+ * `--parts` adds where a dungeon's step goes, part by part, in µs per dungeon step
+ * (tools/step_parts.ts: each part carries one clock read, `lapUs`, so compare parts with
+ * parts of a run with `--parts`, not its totals with a run without).
  */
 import process from "node:process";
 import { ManualClock } from "../net/server/scheduler.ts";
@@ -27,12 +30,14 @@ import { BOSS_RUSH_DELAY_TICKS, INPUT_SENDING } from "../content/net_tuning.ts";
 import { CONTENT, CONTENT_HASH } from "../content/mod.ts";
 import { Button, type InputFrame, quantizeAngle, TICK_MS } from "../sim/mod.ts";
 import { flagValue } from "./args.ts";
+import { lapCostUs, StepParts } from "./step_parts.ts";
 
 interface Args {
   readonly crowd: number;
   readonly dungeons: readonly number[];
   readonly ticks: number;
   readonly json: boolean;
+  readonly parts: boolean;
 }
 
 function parseArgs(argv: readonly string[]): Args {
@@ -42,6 +47,7 @@ function parseArgs(argv: readonly string[]): Args {
     dungeons: (get("dungeons") ?? "0,25,100,200").split(",").map(Number),
     ticks: Number(get("ticks") ?? 600),
     json: argv.includes("--json"),
+    parts: argv.includes("--parts"),
   };
 }
 
@@ -91,6 +97,10 @@ export interface BenchResult {
   /** The server's verdicts on the bots' input frames: all "queued" means they really play. */
   inputVerdicts: Record<string, number>;
   loadAverage1m: number;
+  /** With `--parts`: µs per dungeon step of each part, in the order they run. */
+  partsUsPerDungeonStep?: Record<string, number>;
+  /** With `--parts`: what one lap (a clock read) costs, µs; each part carries about one. */
+  lapUs?: number;
 }
 
 function percentile(sorted: readonly number[], q: number): number {
@@ -100,10 +110,15 @@ function percentile(sorted: readonly number[], q: number): number {
 const round = (v: number, places = 3) => Math.round(v * 10 ** places) / 10 ** places;
 
 /** Runs one scenario: `crowd` players wandering the hub and `dungeons` × 4 at the boss. */
-export function runScenario(opts: { crowd: number; dungeons: number; ticks: number }): BenchResult {
+export function runScenario(
+  opts: { crowd: number; dungeons: number; ticks: number; parts?: boolean },
+): BenchResult {
   const clock = new ManualClock();
+  const parts = opts.parts ? new StepParts() : undefined;
+  if (parts) parts.counting = false;
   const server = new GameServer({
     clock,
+    stepProbe: parts && ((kind) => parts.probeFor(kind)),
     seed: 7,
     worldDef: (kind, _id, world) =>
       kind === "dungeon" ? { ...world, waves: [], waveDelayTicks: BOSS_RUSH_DELAY_TICKS } : world,
@@ -197,6 +212,7 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
     const cpu = process.cpuUsage();
     const started = performance.now();
     for (const [conn, data] of inputs) conn.receive(data);
+    parts?.start();
     clock.advance(TICK_MS);
     const wallMs = performance.now() - started;
     const used = process.cpuUsage(cpu);
@@ -218,6 +234,7 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
   const bytesBefore = clients.map((c) => c.socket.bytes);
   const cpu: number[] = [];
   const wall: number[] = [];
+  if (parts) parts.counting = true;
   for (let i = 0; i < opts.ticks; i++) {
     const t = tick();
     cpu.push(t.cpuMs);
@@ -253,6 +270,7 @@ export function runScenario(opts: { crowd: number; dungeons: number; ticks: numb
       Object.entries(server.counters.inputVerdicts).filter(([, n]) => n > 0),
     ),
     loadAverage1m: round(Deno.loadavg()[0], 2),
+    ...(parts ? { partsUsPerDungeonStep: parts.perStepUs(), lapUs: lapCostUs() } : {}),
   };
 }
 
@@ -267,7 +285,7 @@ function toward(from: { x: number; y: number }, to: { x: number; y: number }) {
 if (import.meta.main) {
   const args = parseArgs(Deno.args);
   for (const dungeons of args.dungeons) {
-    const r = runScenario({ crowd: args.crowd, dungeons, ticks: args.ticks });
+    const r = runScenario({ crowd: args.crowd, dungeons, ticks: args.ticks, parts: args.parts });
     if (args.json) {
       console.log(JSON.stringify(r));
       continue;
@@ -281,5 +299,12 @@ if (import.meta.main) {
         `; per client ${r.framesPerSecPerClient} frames/s, ${r.downBytesPerSecPerClient} B/s down` +
         `; input ${JSON.stringify(r.inputVerdicts)} (load ${r.loadAverage1m})`,
     );
+    if (r.partsUsPerDungeonStep) {
+      console.log(
+        `  µs per dungeon step: ${
+          Object.entries(r.partsUsPerDungeonStep).map(([k, v]) => `${k} ${v}`).join(", ")
+        } (a lap ${r.lapUs} µs, in each)`,
+      );
+    }
   }
 }

@@ -15,8 +15,10 @@ import {
   quantizeAngle,
   type SimEvent,
   SimWorld,
+  type StepProbe,
   type Volley,
   type WorldDef,
+  type WorldStepPart,
 } from "../../sim/mod.ts";
 import { CONTENT } from "../../content/mod.ts";
 import {
@@ -100,6 +102,15 @@ interface Member {
   parkedAt: number;
 }
 
+/**
+ * The parts of `Instance.step` around its world's (sim/world.ts WORLD_STEP_PARTS), in
+ * the order they run: `between` is the time since the last lap (the server's loop
+ * between instances), then the members' inputs, the world's own parts, the events
+ * (turned into messages and transfers), their flush, and the snapshots.
+ */
+export const INSTANCE_STEP_PARTS = ["between", "inputs", "events", "flush", "snapshots"] as const;
+export type InstanceStepPart = (typeof INSTANCE_STEP_PARTS)[number];
+
 /** One world and the peers inside it. */
 export class Instance {
   readonly id: string;
@@ -108,6 +119,7 @@ export class Instance {
   readonly #members = new Map<number, Member>();
   #joins = 0;
   readonly #encoder: MessageEncoder;
+  readonly #probe: StepProbe<InstanceStepPart | WorldStepPart> | undefined;
   /** The volley headers this instance's Events have carried (net/wire/volley_codec.ts). */
   readonly #volleys = new VolleyDictionary();
   readonly #pendingEvents: NetEvent[] = [];
@@ -137,6 +149,8 @@ export class Instance {
       seed: number;
       encoder: MessageEncoder;
       snapshotSlot?: number;
+      /** Told as each part of a step ends, the world's parts included (a bench's clock). */
+      probe?: StepProbe<InstanceStepPart | WorldStepPart>;
     },
   ) {
     this.id = id;
@@ -148,8 +162,10 @@ export class Instance {
       // has nothing to judge: it keeps no history).
       maxRewindTicks: opts.def.kind === "hub" ? 0 : MAX_REWIND_TICKS,
       viewGapTicks: TICKS_PER_SNAPSHOT,
+      probe: opts.probe,
     });
     this.#encoder = opts.encoder;
+    this.#probe = opts.probe;
   }
 
   /** The key of this instance's world in the registry. */
@@ -269,12 +285,15 @@ export class Instance {
   step(serverTick = this.world.tick): TransferOrder[] {
     const world = this.world;
     const tick = world.tick;
+    const probe = this.#probe;
+    probe?.lap("between");
     // Every member's entry is overwritten (one who left was deleted): no clear(), which
     // would give the map a new table every tick.
     for (const m of this.#members.values()) {
       this.#inputs.set(m.id, m.queue.take(tick));
       this.#parkIfSilent(m.id, m, tick);
     }
+    probe?.lap("inputs");
     const events = world.step(this.#inputs);
     const orders = this.#collect(tick, events);
     for (let i = this.#scheduled.length - 1; i >= 0; i--) {
@@ -283,13 +302,16 @@ export class Instance {
         this.#scheduled.splice(i, 1);
       }
     }
+    probe?.lap("events");
     // Events go out once per snapshot interval (one message instead of three), and at
     // once when someone is about to leave, so they hear how their stay ended.
     const snapshotTick = serverTick % TICKS_PER_SNAPSHOT === this.snapshotSlot;
     if (snapshotTick || orders.length > 0) this.#flush();
+    probe?.lap("flush");
     // A crowd's snapshots are spread over the interval (a third of the members each tick):
     // every member still gets 20 a second, and no tick carries the whole crowd's sends.
     if (snapshotTick || world.players.size > INTEREST_PLAYERS) this.#sendSnapshots(tick);
+    probe?.lap("snapshots");
     return orders;
   }
 

@@ -12,7 +12,7 @@ import {
   TICK_WINDOW_TICKS,
   TICKS_PER_SNAPSHOT,
 } from "../../content/net_tuning.ts";
-import type { WorldDef } from "../../sim/mod.ts";
+import type { StepProbe, WorldDef, WorldStepPart } from "../../sim/mod.ts";
 import { type InputVerdict, Rng } from "../../sim/mod.ts";
 import { encodeServerMessage, MessageEncoder } from "../wire/codec.ts";
 import {
@@ -28,7 +28,7 @@ import { AddressGate, addressKey } from "./admission.ts";
 import { Connection, errorText } from "./connection.ts";
 import { Crews } from "./crews.ts";
 import { type CpuSample, processCpu } from "./cpu_usage.ts";
-import { Instance, type TransferOrder } from "./instance.ts";
+import { Instance, type InstanceStepPart, type TransferOrder } from "./instance.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
 import { Session } from "./session.ts";
 import { TickWindow } from "./tick_window.ts";
@@ -187,6 +187,13 @@ export interface ServerOptions {
     instanceId: string,
     world: WorldDef,
   ) => WorldDef | undefined;
+  /**
+   * A probe for each new instance's step, by its kind (`deno task server-bench --parts`);
+   * none by default.
+   */
+  readonly stepProbe?: (
+    kind: "hub" | "dungeon",
+  ) => StepProbe<InstanceStepPart | WorldStepPart> | undefined;
   /** Prefix of every instance id, unique per process in a cluster (`p1/` → `p1/hub`). */
   readonly instancePrefix?: string;
   /** This process's name (the `process` label in /metrics). */
@@ -329,6 +336,7 @@ export class GameServer {
   readonly #cpuUsage: () => CpuSample;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
+  readonly #stepProbe: ServerOptions["stepProbe"];
   #hub: Instance;
   /** Slow ticks since the last `slow_tick` line, and when that line was written. */
   #slowUnlogged = 0;
@@ -355,6 +363,7 @@ export class GameServer {
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
     this.#worldDef = opts.worldDef;
+    this.#stepProbe = opts.stepProbe;
     this.instancePrefix = opts.instancePrefix ?? "";
     this.processId = opts.processId ?? "single";
     this.#signer = new TokenSigner(opts.tokenSecret ?? randomSecret());
@@ -1302,6 +1311,7 @@ export class GameServer {
       seed: Math.floor(this.#rng.next() * 0xffffffff),
       encoder: this.encoder,
       snapshotSlot: this.#quietestSnapshotSlot(),
+      probe: this.#stepProbe?.(world.kind),
     });
     this.instances.set(id, instance);
     this.counters.instancesCreated++;
