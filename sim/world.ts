@@ -133,7 +133,7 @@ export type WorldStepPart = (typeof WORLD_STEP_PARTS)[number];
 /**
  * Hears the end of each part of a step, so a bench can say where a world's tick goes
  * part by part (`deno task server-bench --parts`). The parts are whole passes, a handful
- * a step: the call costs nothing beside them, and nothing at all when there is no probe.
+ * a step: the calls are lost beside them, and without a probe each is one test of a field.
  */
 export interface StepProbe<Part extends string = string> {
   lap(part: Part): void;

@@ -8,7 +8,8 @@
  *
  * A lap costs a clock read (~0.2–0.4 µs here, `lapUs` says how much on the run's own
  * machine), and each part carries about one: read the parts against each other and
- * against the same run's, not against a run without `--parts`.
+ * against the same run's, not against a run without `--parts`. The host's speed moves
+ * every part at once: a change to one part is read against a part it left alone.
  */
 import type { StepProbe } from "../sim/mod.ts";
 
