@@ -143,6 +143,33 @@ export const LATE_INPUT = {
   fadeTicksPerSec: 0.04,
 } as const;
 /**
+ * Lead without lateness: the server reports how early the frames that made their tick
+ * arrived (a snapshot's slack), and a lead that kept more than `keepTicks` of it on
+ * every frame for a whole window, none late, comes down by the excess
+ * (net/client/input_clock.ts). The round trip's half and spread are only an estimate of
+ * the way up: on a link whose way down is the slower or the more jittery one, the lead
+ * they ask for is more than the frames need, and every tick of it is felt (enemies
+ * drawn that much further past their snapshot, a telegraph's warning that much
+ * shorter). A raise for late frames comes down the same way, once a window shows it
+ * idle. Measured with `deno task fairness` (docs/NETCODE.md).
+ */
+export const LEAD_TRIM = {
+  /**
+   * How long the slack is watched before the lead comes down. A link that stalls more
+   * often than this keeps its lead; one that stalls less often pays one late burst a
+   * stall (a prediction correction or two), at most two a minute.
+   */
+  windowMs: 30_000,
+  /** Slack left on the least early frame of a window, in ticks. */
+  keepTicks: 2,
+  /**
+   * Each time a trimmed lead still made a frame late, later trims leave a tick more
+   * (the window had not seen all the link does), up to this.
+   */
+  maxKeepTicks: 6,
+} as const;
+
+/**
  * How fast the client's clock (the server's estimated tick plus the input lead) may
  * move against real time, in ticks per second: the prediction then runs up to 10 %
  * fast (or 3 % slow) rather than freezing or leaping. A gap over `snapTicks` is closed

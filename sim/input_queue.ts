@@ -67,6 +67,8 @@ export class InputQueue {
   /** The newest tick whose frame came too late, and the most any was late by since asked. */
   #lastLateTick = -1;
   #lateTicks = 0;
+  /** The least a frame was early by since asked (Infinity: none came). */
+  #slackTicks = Infinity;
 
   constructor(limits: InputQueueLimits) {
     this.#limits = limits;
@@ -127,6 +129,8 @@ export class InputQueue {
     }
     ring[(this.#head + i) & mask] = copyFrame(free, frame);
     this.#size++;
+    // Measured on its first copy to arrive: a redundant one of a queued tick is a replay.
+    this.#slackTicks = Math.min(this.#slackTicks, frame.tick - currentTick);
     return "queued";
   }
 
@@ -138,6 +142,17 @@ export class InputQueue {
     const late = this.#lateTicks;
     if (opts.reset) this.#lateTicks = 0;
     return late;
+  }
+
+  /**
+   * How early the frames that made their tick arrived, in ticks: the least since the
+   * last call that `reset`s (0: one arrived as its tick was about to run; undefined:
+   * none arrived). What the client's lead could spare, and what it could not.
+   */
+  slackTicks(opts: { reset: boolean }): number | undefined {
+    const slack = this.#slackTicks;
+    if (opts.reset) this.#slackTicks = Infinity;
+    return slack === Infinity ? undefined : slack;
   }
 
   /**

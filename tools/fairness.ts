@@ -70,6 +70,9 @@ export interface FairnessDetail {
   refused: number;
   /** Own shots the server fired. */
   serverShots: number;
+  /** The measured client's input lead over the server's estimated tick, frame by frame. */
+  inputLeadMedianTicks: number;
+  inputLeadMaxTicks: number;
 }
 
 const FRAME_MS = 1000 / 60;
@@ -216,6 +219,7 @@ export function runFairness(
   const overshootPx: number[] = [];
   const contactGapPx: number[] = [];
   const remoteStepPx: number[] = [];
+  const inputLeadTicks: number[] = [];
   let hitsMeasured = 0;
   let twoTickFrames = 0;
 
@@ -259,6 +263,7 @@ export function runFairness(
     if (frames.length > HISTORY_FRAMES) frames.shift();
     if (prev && frame.tick - prev.tick >= 2) twoTickFrames++;
     if (!frame.self) continue;
+    if (Number.isFinite(rt.inputLeadTicks)) inputLeadTicks.push(rt.inputLeadTicks);
 
     // Own shots: where each is first drawn, relative to the ship.
     for (const [uid, s] of frame.shots) {
@@ -325,6 +330,8 @@ export function runFairness(
     confirmed: outcomes.confirmed,
     refused: outcomes.refused,
     serverShots: myShotUids.size,
+    inputLeadMedianTicks: round1(quantile(inputLeadTicks, 0.5)),
+    inputLeadMaxTicks: round1(max(inputLeadTicks)),
   };
   return { line, detail };
 }

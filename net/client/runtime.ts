@@ -208,6 +208,12 @@ export class ClientRuntime {
   #fire = new FireRule(0);
   /** The first tick this client sent a frame for in this instance. */
   #firstFrameTick = Infinity;
+  /**
+   * The first tick it named once its clock had settled there: frames named before, while
+   * the first snapshots were still teaching the clock where the server stands, may be
+   * late for that rather than for the link.
+   */
+  #settledFromTick = Infinity;
 
   #snapshots: TimedSnapshot[] = [];
   readonly #clock = new InputClock();
@@ -469,6 +475,7 @@ export class ClientRuntime {
     this.#unsent = 0;
     this.#predicting = false;
     this.#firstFrameTick = Infinity;
+    this.#settledFromTick = Infinity;
     this.#clock.enter(msg.tick, nowMs);
     this.clientTick = Math.ceil(this.#clock.targetTick(nowMs));
     this.#replica.advanceTo(this.clientTick - 1);
@@ -503,7 +510,9 @@ export class ClientRuntime {
       nowMs,
       ackTick: msg.ackTick,
       lateTicks: msg.lateTicks,
+      slackTicks: msg.slackTicks,
       counts: msg.ackTick + 1 >= this.#firstFrameTick,
+      settled: msg.ackTick + 1 >= this.#settledFromTick,
     });
     const self = msg.players.find((p) => p.id === this.playerId);
     if (!self) return;
@@ -623,6 +632,7 @@ export class ClientRuntime {
     for (let n = 0; n < MAX_TICKS_PER_UPDATE && this.clientTick <= target; n++) {
       const tick = this.clientTick++;
       if (tick < this.#firstFrameTick) this.#firstFrameTick = tick;
+      if (tick < this.#settledFromTick && this.#clock.settled(nowMs)) this.#settledFromTick = tick;
       // The enemies of this tick are drawn from the newest snapshot: say how old it is.
       const base = this.#snapshots[this.#snapshots.length - 1]?.msg.tick;
       if (base !== undefined) this.#enemyView.drawFrom(tick, base);
@@ -718,6 +728,7 @@ export class ClientRuntime {
     return fromSnapshotUnits(units, {
       ackTick: msg.ackTick,
       lateTicks: msg.lateTicks,
+      slackTicks: msg.slackTicks,
       epoch: msg.epoch,
     });
   }

@@ -599,6 +599,7 @@ export class Instance {
           tick,
           ackTick: m.queue.lastInputTick,
           lateTicks: m.queue.lateTicks({ reset: false }),
+          slackTicks: m.queue.slackTicks({ reset: false }),
           baseTick: base?.tick,
           body,
           epoch: m.peer.datagrams ? (m.peer.epoch ?? 0) & 0xff : undefined,
@@ -607,8 +608,9 @@ export class Instance {
       );
       if (sent) {
         m.sent.add(units);
-        // A skipped snapshot keeps its news of late frames for the next one.
+        // A skipped snapshot keeps its news of late and early frames for the next one.
         m.queue.lateTicks({ reset: true });
+        m.queue.slackTicks({ reset: true });
       }
     }
   }

@@ -51,6 +51,8 @@ export const MAX_TICKET_CHARS = 400;
 const MAX_VIEW_LAG = 255;
 /** Lateness reported to a client is capped here: later than that is a stall, not a lead. */
 const MAX_LATE_TICKS = 255;
+/** The most slack a snapshot reports (one more is its wire value; 0 means none). */
+const MAX_SLACK_TICKS = 254;
 
 /**
  * Decodes CBOR with a decoder of its own: record definitions a hostile peer might
@@ -502,6 +504,7 @@ export function encodeSnapshot(
     msg.tick,
     msg.tick - msg.ackTick,
     Math.min(MAX_LATE_TICKS, msg.lateTicks),
+    msg.slackTicks === undefined ? 0 : Math.min(MAX_SLACK_TICKS, msg.slackTicks) + 1,
     msg.baseTick === undefined ? 0 : msg.tick - msg.baseTick,
     msg.body,
   ];
@@ -718,17 +721,19 @@ export function decodeServerMessage(dec: MessageDecoder, data: Uint8Array): Serv
       };
     }
     case ServerKind.Snapshot: {
-      array(raw, "snapshot", 6, 7);
+      array(raw, "snapshot", 7, 8);
       const tick = int(raw[1], "snapshot tick", 0, MAX_UINT32);
-      const baseAge = int(raw[4], "snapshot base age", 0, tick);
+      const slack = int(raw[4], "snapshot slack", 0, MAX_SLACK_TICKS + 1);
+      const baseAge = int(raw[5], "snapshot base age", 0, tick);
       return {
         kind,
         tick,
         ackTick: tick - int(raw[2], "snapshot ack age", tick - MAX_UINT32, tick + 1),
         lateTicks: int(raw[3], "late ticks", 0, MAX_LATE_TICKS),
+        ...(slack === 0 ? {} : { slackTicks: slack - 1 }),
         baseTick: baseAge === 0 ? undefined : tick - baseAge,
-        body: bytes(raw[5], "snapshot body"),
-        ...(raw[6] === undefined ? {} : { epoch: int(raw[6], "snapshot epoch", 0, 255) }),
+        body: bytes(raw[6], "snapshot body"),
+        ...(raw[7] === undefined ? {} : { epoch: int(raw[7], "snapshot epoch", 0, 255) }),
       };
     }
     case ServerKind.Events: {

@@ -45,10 +45,13 @@
  *            bullet: every BULLET_FIELDS entry (sim/bullets.ts) at its array's precision
  *            volleyDictionary: nextUid:u32 next:u8 count:u8,
  *            count × (VOLLEY_HEADER, origins:u8, origins × (x:i16 y:i16))
- *   Snapshot [14, tick:uint32, ackAge:int, lateTicks:u8, baseAge:uint, body:bytes, epoch:u8?]
+ *   Snapshot [14, tick:uint32, ackAge:int, lateTicks:u8, slack:u8, baseAge:uint, body:bytes,
+ *             epoch:u8?]
  *            ackAge: tick − the recipient's last applied input tick
  *            lateTicks: how late (in ticks) the recipient's latest frame to miss its tick
  *            arrived since its last snapshot
+ *            slack: 1 + the least (in ticks) any of its frames that made their tick arrived
+ *            early by since its last snapshot, at most 255; 0 when none arrived
  *            baseAge: tick − the baseline's tick, 0 for a whole snapshot
  *            body: stage, wave, players, enemies, boss as changes since the baseline
  *            (net/wire/snapshot_delta.ts); rows are these records in wire units:
@@ -87,7 +90,7 @@ import {
 import type { RecordTable, WireField, WireRecord, WireType } from "./fields.ts";
 
 /** Bumped on any change to the wire; a mismatched hello is rejected. */
-export const PROTOCOL_VERSION = 7;
+export const PROTOCOL_VERSION = 8;
 
 /** Kinds of client → server messages. */
 export const ClientKind = { Hello: 1, Input: 2, Ping: 3, Choice: 4 } as const;
@@ -425,6 +428,8 @@ export interface SnapshotWireMsg {
   readonly ackTick: number;
   /** As SnapshotMsg.lateTicks: how late this recipient's late frames were, in ticks. */
   readonly lateTicks: number;
+  /** As SnapshotMsg.slackTicks: how early this recipient's frames on time were, in ticks. */
+  readonly slackTicks?: number;
   /** The tick of the snapshot this one is a delta of; undefined for a whole one. */
   readonly baseTick: number | undefined;
   readonly body: Uint8Array;
@@ -442,6 +447,12 @@ export interface SnapshotMsg {
    * since its previous snapshot; 0: all on time). The client raises its input lead by it.
    */
   readonly lateTicks: number;
+  /**
+   * How early the recipient's frames that made their tick arrived, in ticks (the least
+   * since its previous snapshot; undefined: none arrived). A lead that keeps more than it
+   * needs, snapshot after snapshot, can come down by the difference.
+   */
+  readonly slackTicks?: number;
   readonly stage: number;
   readonly wave: number;
   readonly players: readonly PlayerSnap[];

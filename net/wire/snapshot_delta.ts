@@ -41,7 +41,10 @@ export interface SnapshotUnits {
 }
 
 /** The world state a snapshot carries (no per-recipient fields). */
-export type SnapshotState = Omit<SnapshotMsg, "kind" | "ackTick" | "lateTicks" | "epoch">;
+export type SnapshotState = Omit<
+  SnapshotMsg,
+  "kind" | "ackTick" | "lateTicks" | "slackTicks" | "epoch"
+>;
 
 const Section = { Stage: 1, Wave: 2, Players: 4, Enemies: 8, Boss: 16 } as const;
 const SECTION_MASK = 31;
@@ -208,7 +211,7 @@ function fromRow<T extends RecordTable>(
 /** Back from wire units to the snapshot the runtime reads. */
 export function fromSnapshotUnits(
   u: SnapshotUnits,
-  opts: { ackTick: number; lateTicks?: number; epoch?: number },
+  opts: { ackTick: number; lateTicks?: number; slackTicks?: number; epoch?: number },
 ): SnapshotMsg {
   const b = u.boss;
   const boss: BossSnap | null = b
@@ -219,6 +222,7 @@ export function fromSnapshotUnits(
     tick: u.tick,
     ackTick: opts.ackTick,
     lateTicks: opts.lateTicks ?? 0,
+    ...(opts.slackTicks === undefined ? {} : { slackTicks: opts.slackTicks }),
     stage: u.stage,
     wave: u.wave,
     players: u.players.map((r) => fromRow(PLAYER_SNAP, PLAYER_NAMES, r) as PlayerSnap),
@@ -490,6 +494,7 @@ export function encodeWholeSnapshot(enc: MessageEncoder, msg: SnapshotMsg): Uint
     tick: msg.tick,
     ackTick: msg.ackTick,
     lateTicks: msg.lateTicks,
+    slackTicks: msg.slackTicks,
     baseTick: undefined,
     body: encodeSnapshotBody(toSnapshotUnits(msg), undefined),
     epoch: msg.epoch,

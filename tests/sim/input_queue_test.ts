@@ -183,6 +183,31 @@ Deno.test("a frame that missed its tick is measured on its first copy, until ask
   assert.equal(q.lateTicks({ reset: false }), 0);
 });
 
+Deno.test("how early the frames that made their tick arrived: the least, until asked", () => {
+  const q = new InputQueue(LIMITS);
+  assert.equal(q.slackTicks({ reset: false }), undefined, "nothing has arrived yet");
+  // A batch: its oldest frame is the one with the least to spare.
+  assert.equal(q.offer(frame(106), 100), "queued");
+  assert.equal(q.offer(frame(104), 100), "queued");
+  assert.equal(q.offer(frame(107), 100), "queued");
+  assert.equal(q.slackTicks({ reset: false }), 4);
+  // A redundant copy arriving later is a replay: it says nothing of the link.
+  assert.equal(q.offer(frame(104), 104), "replay");
+  // Neither does a frame that missed its tick, or one refused.
+  q.take(104);
+  q.take(105);
+  q.take(106);
+  q.take(107);
+  q.take(108);
+  assert.equal(q.offer(frame(108), 109), "stale");
+  assert.equal(q.offer(frame(200), 109), "future");
+  assert.equal(q.slackTicks({ reset: true }), 4, "reported once…");
+  assert.equal(q.slackTicks({ reset: false }), undefined, "…then forgotten");
+  // One that arrives as its tick is about to run had nothing to spare.
+  assert.equal(q.offer(frame(109), 109), "queued");
+  assert.equal(q.slackTicks({ reset: false }), 0);
+});
+
 Deno.test("offer() refuses a frame whose view lag is not a whole number of ticks", () => {
   const q = new InputQueue(LIMITS);
   assert.equal(q.offer(frame(1, { viewLag: -1 }), 1), "invalid");

@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import { Button, quantizeAngle, Team } from "../../../sim/mod.ts";
 import { PLAYER } from "../../../content/mod.ts";
-import { LATE_INPUT } from "../../../content/net_tuning.ts";
+import { LATE_INPUT, LEAD_TRIM } from "../../../content/net_tuning.ts";
 import { ServerKind, type SnapshotWireMsg } from "../../../net/wire/protocol.ts";
 import { dist, IDLE, type LinkOptions, NetHarness, type SimClient, toPortal } from "../_harness.ts";
 
@@ -155,4 +155,30 @@ Deno.test("a frame that misses its tick is reported in a snapshot, and the lead 
   assert.ok(late >= 10, `the server reported frames ${late} ticks late`);
   const cover = Math.min(late, LATE_INPUT.maxTicks);
   assert.ok(leadAfter >= leadBefore + cover - 0.5, `the lead grew by ${cover} ticks at least`);
+});
+
+Deno.test("on a link whose way up is quick and steady, the lead comes down to what its frames need", () => {
+  // The round trip (40 + 150 ± 60 ms) says a 13-tick lead; the way up needs under 3.
+  using h = new NetHarness({ seed: 3, link: { spec: "up=40±5,down=150±60" } });
+  const c = h.connect("Pilot");
+  h.runUntil(() => c.runtime.selfSnapshot() !== undefined, { what: "a first snapshot" });
+  h.pump(3000);
+  const leadBefore = c.runtime.inputLeadTicks;
+  // Two windows of slack: the first one's least includes the arrival's settling.
+  h.pump(2 * LEAD_TRIM.windowMs + 10_000);
+  const leadAfter = c.runtime.inputLeadTicks;
+  const snapshots = c.transport.messages()
+    .filter((m): m is SnapshotWireMsg => m.kind === ServerKind.Snapshot);
+  const slack = snapshots.map((m) => m.slackTicks).filter((s) => s !== undefined);
+  const late = Math.max(...snapshots.map((m) => m.lateTicks));
+  const tail = slack.slice(-100);
+  console.log(
+    `input lead ${leadBefore.toFixed(1)} → ${leadAfter.toFixed(1)} ticks; ` +
+      `slack reported ${slack.length} times, the last 100 from ${Math.min(...tail)} to ` +
+      `${Math.max(...tail)}; most late ${late}`,
+  );
+  assert.ok(slack.length > 100, "the server reported how early frames came");
+  assert.ok(leadAfter < leadBefore - 4, `the lead came down by ${leadBefore - leadAfter}`);
+  assert.ok(Math.min(...tail) >= 1, "frames still arrive with time to spare");
+  assert.equal(late, 0, "and none missed its tick");
 });

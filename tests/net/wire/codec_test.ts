@@ -573,6 +573,7 @@ Deno.test("a snapshot written by hand is byte for byte what cbor-x writes, and d
       tick,
       ackTick: tick - (rng.next() < 0.5 ? pick() : -pick()),
       lateTicks: Math.floor(rng.next() * 300),
+      slackTicks: rng.next() < 0.3 ? undefined : Math.floor(rng.next() * 300),
       baseTick: rng.next() < 0.3 ? undefined : tick - (pick() % 100),
       body,
       epoch: rng.next() < 0.5 ? undefined : Math.floor(rng.next() * 256),
@@ -582,6 +583,8 @@ Deno.test("a snapshot written by hand is byte for byte what cbor-x writes, and d
       msg.tick,
       msg.tick - msg.ackTick,
       Math.min(255, msg.lateTicks),
+      // 0: no frame arrived; else one more than the slack, at most 254.
+      msg.slackTicks === undefined ? 0 : Math.min(254, msg.slackTicks) + 1,
       msg.baseTick === undefined ? 0 : msg.tick - msg.baseTick,
       msg.body,
     ];
@@ -599,6 +602,11 @@ Deno.test("a snapshot written by hand is byte for byte what cbor-x writes, and d
       [back.tick, back.ackTick, back.baseTick, back.epoch],
       [tick, plausible.ackTick, plausible.baseTick, msg.epoch],
     );
+    assert.equal(
+      back.slackTicks,
+      msg.slackTicks === undefined ? undefined : Math.min(254, msg.slackTicks),
+    );
+    assert.equal(back.lateTicks, Math.min(255, msg.lateTicks));
     assert.deepEqual([...back.body], [...body]);
   }
 });

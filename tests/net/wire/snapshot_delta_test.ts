@@ -42,6 +42,7 @@ function roundTrip(cur: SnapshotState, base?: SnapshotUnits): { msg: SnapshotMsg
     tick: cur.tick,
     ackTick: cur.tick - 3,
     lateTicks: 4,
+    slackTicks: 6,
     baseTick: base?.tick,
     body: encodeSnapshotBody(units, base),
   });
@@ -50,6 +51,7 @@ function roundTrip(cur: SnapshotState, base?: SnapshotUnits): { msg: SnapshotMsg
   assert.equal(wire.baseTick, base?.tick);
   assert.equal(wire.ackTick, cur.tick - 3);
   assert.equal(wire.lateTicks, 4);
+  assert.equal(wire.slackTicks, 6);
   const rebuilt = decodeSnapshotBody(wire.body, { tick: wire.tick, base });
   const msg = fromSnapshotUnits(rebuilt, { ackTick: wire.ackTick, lateTicks: wire.lateTicks });
   return { msg, bytes: bytes.byteLength };
@@ -100,7 +102,8 @@ Deno.test("a delta rebuilds exactly, and what did not change costs nothing", () 
   console.log(
     `whole ${whole} B, unchanged ${same.bytes} B, two ships and the boss ${delta.bytes} B`,
   );
-  assert.ok(same.bytes <= 10, `an unchanged snapshot is ${same.bytes} B, message and all`);
+  // 11 B: the head and kind, a 2-byte tick, ack, late, slack, base age, a 2-byte body.
+  assert.ok(same.bytes <= 11, `an unchanged snapshot is ${same.bytes} B, message and all`);
   assert.ok(delta.bytes < whole * 0.6, `${delta.bytes} B against ${whole} B whole`);
 });
 
