@@ -188,8 +188,11 @@ export class InputClock {
       if (needed + this.#keepTicks > this.#capTicks) this.#capTicks = needed + this.#keepTicks;
     }
     if (nowMs - this.#windowFromMs < LEAD_TRIM.windowMs) return;
+    // A window in which no frame arrived (none sent) says nothing: no cap from it.
     const excess = lead - (this.#neededMax + this.#keepTicks);
-    if (excess > 0) this.#capTicks = Math.min(this.#capTicks, lead - excess);
+    if (Number.isFinite(excess) && excess > 0) {
+      this.#capTicks = Math.min(this.#capTicks, lead - excess);
+    }
     this.#openSlackWindow(nowMs);
   }
 

@@ -197,3 +197,12 @@ Deno.test("a raise for frames named while the clock settled may be taken back; t
     `link: ${link.raised} → ${link.after}, only the fade`,
   );
 });
+
+Deno.test("a window in which no frame arrived caps nothing", () => {
+  const clock = steady();
+  const base = clock.wantedLeadTicks(0);
+  // Snapshots keep coming, but the client sent nothing (none made it, none was late).
+  feedSlack(clock, { fromMs: 0, toMs: 2 * LEAD_TRIM.windowMs + 100, slack: () => undefined });
+  assert.equal(clock.capTicks, Infinity);
+  assert.ok(Math.abs(clock.wantedLeadTicks(2 * LEAD_TRIM.windowMs + 100) - base) < 1e-6);
+});
