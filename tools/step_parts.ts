@@ -21,7 +21,8 @@ export class StepParts {
   readonly #totals = new Map<string, number>();
   /** Dungeon steps counted (one per `between`). */
   steps = 0;
-  #counting = true;
+  /** Counts (true) or only watches (false, a warm-up): the clock moves on either way. */
+  counting = true;
   readonly #dungeon: StepProbe = { lap: (part) => this.#lap(part, true) };
   readonly #other: StepProbe = { lap: (part) => this.#lap(part, false) };
 
@@ -39,14 +40,9 @@ export class StepParts {
     this.#last = this.#now();
   }
 
-  /** Counts (true) or only watches (false, a warm-up): the clock moves on either way. */
-  set counting(on: boolean) {
-    this.#counting = on;
-  }
-
   #lap(part: string, dungeon: boolean): void {
     const t = this.#now();
-    if (dungeon && this.#counting) {
+    if (dungeon && this.counting) {
       if (part === "between") this.steps++;
       this.#totals.set(part, (this.#totals.get(part) ?? 0) + t - this.#last);
     }

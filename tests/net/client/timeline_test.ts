@@ -134,18 +134,28 @@ Deno.test("at 150 ± 50 ms enemies are drawn on the present tick where the serve
   assert.ok(max < 1, `a chaser drawn ${max} px from where the server had it`);
 });
 
-Deno.test("a frame that misses its tick is reported in a snapshot, and the lead grows to cover it", () => {
-  using h = new NetHarness({ seed: 8, link: { spec: "50" } });
+/** A pilot connected and standing in the hub for `ms` after its first snapshot. */
+function settledPilot(h: NetHarness, ms: number): SimClient {
   const c = h.connect("Pilot");
   h.runUntil(() => c.runtime.selfSnapshot() !== undefined, { what: "a first snapshot" });
-  h.pump(2000);
+  h.pump(ms);
+  return c;
+}
+
+/** The snapshots a client has received, as they came off the wire. */
+function wireSnapshots(c: SimClient): SnapshotWireMsg[] {
+  return c.transport.messages()
+    .filter((m): m is SnapshotWireMsg => m.kind === ServerKind.Snapshot);
+}
+
+Deno.test("a frame that misses its tick is reported in a snapshot, and the lead grows to cover it", () => {
+  using h = new NetHarness({ seed: 8, link: { spec: "50" } });
+  const c = settledPilot(h, 2000);
   const leadBefore = c.runtime.inputLeadTicks;
   // The upward path stalls for 300 ms: frames reach the server after their ticks ran.
   c.link.sim!.up.cut(h.clock.now(), 300);
   h.pump(1000);
-  const reports = c.transport.messages()
-    .filter((m): m is SnapshotWireMsg => m.kind === ServerKind.Snapshot)
-    .map((m) => m.lateTicks);
+  const reports = wireSnapshots(c).map((m) => m.lateTicks);
   const late = Math.max(...reports);
   h.pump(3000);
   const leadAfter = c.runtime.inputLeadTicks;
@@ -160,15 +170,12 @@ Deno.test("a frame that misses its tick is reported in a snapshot, and the lead 
 Deno.test("on a link whose way up is quick and steady, the lead comes down to what its frames need", () => {
   // The round trip (40 + 150 ± 60 ms) says a 13-tick lead; the way up needs under 3.
   using h = new NetHarness({ seed: 3, link: { spec: "up=40±5,down=150±60" } });
-  const c = h.connect("Pilot");
-  h.runUntil(() => c.runtime.selfSnapshot() !== undefined, { what: "a first snapshot" });
-  h.pump(3000);
+  const c = settledPilot(h, 3000);
   const leadBefore = c.runtime.inputLeadTicks;
   // Two windows of slack: the first one's least includes the arrival's settling.
   h.pump(2 * LEAD_TRIM.windowMs + 10_000);
   const leadAfter = c.runtime.inputLeadTicks;
-  const snapshots = c.transport.messages()
-    .filter((m): m is SnapshotWireMsg => m.kind === ServerKind.Snapshot);
+  const snapshots = wireSnapshots(c);
   const slack = snapshots.map((m) => m.slackTicks).filter((s) => s !== undefined);
   const late = Math.max(...snapshots.map((m) => m.lateTicks));
   const tail = slack.slice(-100);
