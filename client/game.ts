@@ -383,7 +383,9 @@ export class Game {
       outKBps: (s?.bytesOutPerSec ?? 0) / 1024,
       snapshotAgeMs: s?.snapshotAgeMs ?? 0,
       correctionsPerSec: s?.correctionsPerSec ?? 0,
-      bullets: this.#bench ? (this.#renderer?.bulletsDrawn ?? 0) : (rt?.replica.count ?? 0),
+      bullets: this.#bench
+        ? (this.#renderer?.bulletsDrawn ?? 0)
+        : (rt ? rt.replica.count + rt.allyShots.count : 0),
       fps: this.#fps.value,
       leadTicks: s?.leadTicks ?? 0,
       drawP95Ms: percentile(times, 0.95),

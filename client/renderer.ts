@@ -28,6 +28,7 @@ export class Renderer {
   readonly #canvas: HTMLCanvasElement;
   readonly #ctx: CanvasRenderingContext2D;
   readonly #bullets = new BulletLayer();
+  readonly #allyShots = new BulletLayer();
   #dpr = 0;
   #cssW = 0;
   #cssH = 0;
@@ -54,7 +55,7 @@ export class Renderer {
 
   /** Bullets drawn in the last frame (after culling). */
   get bulletsDrawn(): number {
-    return this.#bullets.drawn;
+    return this.#bullets.drawn + this.#allyShots.drawn;
   }
 
   /** The last `n` draw durations in ms, oldest first. */
@@ -121,7 +122,9 @@ export class Renderer {
     for (const p of scene.others) drawShip(ctx, p, { self: false, nowMs });
     if (self) drawShip(ctx, self, { self: true, nowMs });
     if (scene.telegraphs) drawTelegraphs(ctx, scene, scene.telegraphs);
-    this.#bullets.draw(ctx, scene.bullets, { selfId: self?.id ?? 0, view });
+    const selfId = self?.id ?? 0;
+    if (scene.allyShots) this.#allyShots.draw(ctx, scene.allyShots, { selfId, view });
+    this.#bullets.draw(ctx, scene.bullets, { selfId, view });
     if (self && (self.flags & PlayerFlag.Active) !== 0) {
       if (scene.focus) drawFocus(ctx, self, world.player);
       drawHitbox(ctx, self, world);

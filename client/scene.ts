@@ -47,6 +47,8 @@ export interface Scene {
   readonly enemies: readonly EnemyView[];
   readonly boss: BossSnap | null;
   readonly bullets: BulletPool;
+  /** Other players' shots, on the tick their ships are drawn at (under the bullets). */
+  readonly allyShots?: BulletPool;
   readonly flashes: readonly HitFlash[];
   /** The predicted tick the bullets are drawn at (telegraphs count down to it). */
   readonly tick?: number;
@@ -107,6 +109,7 @@ export function sceneFromRuntime(
     enemies: rt.enemies(opts.nowMs),
     boss: rt.boss(),
     bullets: rt.replica,
+    allyShots: rt.allyShots,
     flashes: opts.flashes,
     tick: rt.replicaTick,
     telegraphs: opts.telegraphs,

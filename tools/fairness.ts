@@ -20,7 +20,10 @@
  *   remoteJumpMaxPx     largest single-frame step of the ally's drawn ship (not counting
  *                       the frame it appears after a transfer)
  *   correctionsPerMin   the measured client's prediction corrections per minute
- * Sample counts and medians go to stderr.
+ * Sample counts and medians go to stderr, among them how far the ally's shots are from
+ * the ally's drawn ship on the frame each is first drawn (`allyShotSpawn…`), and, for
+ * those the server says hit an enemy, from the drawn enemy's edge on the last frame
+ * each is drawn (`allyHitGap…`: negative inside it).
  *
  *   deno task fairness [--seconds 240] [--seed 1] [--only 150±50,stall=250/4000]
  */
@@ -73,6 +76,13 @@ export interface FairnessDetail {
   /** The measured client's input lead over the server's estimated tick, frame by frame. */
   inputLeadMedianTicks: number;
   inputLeadMaxTicks: number;
+  /** The ally's shots drawn, and their distance from the ally's drawn ship when first drawn. */
+  allyShots: number;
+  allyShotSpawnMedianPx: number;
+  allyShotSpawnP90Px: number;
+  allyHits: number;
+  allyHitGapMedianPx: number;
+  allyHitGapP90Px: number;
 }
 
 const FRAME_MS = 1000 / 60;
@@ -89,6 +99,8 @@ interface Frame {
   readonly ally: { x: number; y: number } | undefined;
   /** Own shots by `instance/uid` (uids are per instance), under the uid first drawn. */
   readonly shots: Map<string, { x: number; y: number; dx: number; dy: number }>;
+  /** The ally's shots by `instance/uid`, wherever the runtime draws them. */
+  readonly allyShots: Map<string, { x: number; y: number }>;
 }
 
 interface Pilot {
@@ -160,7 +172,9 @@ export function runFairness(
 
   // What the server decided, tick by tick, about the measured player.
   const myShotUids = new Set<string>();
+  const allyShotUids = new Set<string>();
   const pendingHits: { uid: string; enemyId: number; tick: number }[] = [];
+  const pendingAllyHits: { uid: string; enemyId: number }[] = [];
   const contacts: { tick: number; enemyId: number }[] = [];
   const observe = (
     at: { world: SimWorld; instanceId: string },
@@ -172,14 +186,22 @@ export function runFairness(
     let shotHitMe = false;
     let hurt = false;
     for (const e of events) {
-      if (e.type === "volley" && e.volley.owner === myId) {
+      if (e.type === "volley" && e.volley.team === Team.Player) {
+        const uids = e.volley.owner === myId
+          ? myShotUids
+          : e.volley.owner === ally.runtime.playerId
+          ? allyShotUids
+          : undefined;
         for (let b = 0; b < e.volley.angles.length; b++) {
-          myShotUids.add(`${instanceId}/${e.volley.uid0 + b}`);
+          uids?.add(`${instanceId}/${e.volley.uid0 + b}`);
         }
       } else if (e.type === "bulletHit") {
         const uid = `${instanceId}/${e.uid}`;
         if (e.target === HitTarget.Enemy && myShotUids.has(uid)) {
           pendingHits.push({ uid, enemyId: e.targetId, tick });
+        }
+        if (e.target === HitTarget.Enemy && allyShotUids.has(uid)) {
+          pendingAllyHits.push({ uid, enemyId: e.targetId });
         }
         if (e.target === HitTarget.Player && e.targetId === myId) shotHitMe = true;
       } else if (e.type === "playerHit" && e.playerId === myId) {
@@ -219,6 +241,9 @@ export function runFairness(
   const overshootPx: number[] = [];
   const contactGapPx: number[] = [];
   const remoteStepPx: number[] = [];
+  const allySpawnPx: number[] = [];
+  const allyHitGapPx: number[] = [];
+  const seenAllyShots = new Set<string>();
   const inputLeadTicks: number[] = [];
   let hitsMeasured = 0;
   let twoTickFrames = 0;
@@ -271,13 +296,31 @@ export function runFairness(
       seenShots.add(uid);
       spawnPx.push(Math.hypot(s.x - frame.self.x, s.y - frame.self.y));
     }
+    // The ally's shots: where each is first drawn, relative to the ally's drawn ship.
+    for (const [uid, s] of frame.allyShots) {
+      if (seenAllyShots.has(uid)) continue;
+      seenAllyShots.add(uid);
+      if (frame.ally) allySpawnPx.push(Math.hypot(s.x - frame.ally.x, s.y - frame.ally.y));
+    }
+    // The ally's hits on enemies: the last frame each shot was drawn (none: never drawn).
+    for (let i = pendingAllyHits.length - 1; i >= 0; i--) {
+      const h = pendingAllyHits[i];
+      if (frame.allyShots.has(h.uid)) continue;
+      pendingAllyHits.splice(i, 1);
+      const last = lastFrameWith(frames, (fr) => fr.allyShots.has(h.uid));
+      const shot = last?.allyShots.get(h.uid);
+      const enemy = last?.enemies.get(h.enemyId);
+      if (shot && enemy) {
+        allyHitGapPx.push(Math.hypot(shot.x - enemy.x, shot.y - enemy.y) - enemy.r);
+      }
+    }
     // Hits the server landed: measured on the last frame the shot was drawn.
     for (let i = pendingHits.length - 1; i >= 0; i--) {
       const h = pendingHits[i];
       const uid = aliases.get(h.uid) ?? h.uid;
       if (frame.shots.has(uid)) continue;
       pendingHits.splice(i, 1);
-      const last = lastFrameWith(frames, uid);
+      const last = lastFrameWith(frames, (fr) => fr.shots.has(uid));
       const shot = last?.shots.get(uid);
       const enemy = last?.enemies.get(h.enemyId);
       if (!last || !shot || !enemy) continue;
@@ -332,6 +375,12 @@ export function runFairness(
     serverShots: myShotUids.size,
     inputLeadMedianTicks: round1(quantile(inputLeadTicks, 0.5)),
     inputLeadMaxTicks: round1(max(inputLeadTicks)),
+    allyShots: allySpawnPx.length,
+    allyShotSpawnMedianPx: round1(quantile(allySpawnPx, 0.5)),
+    allyShotSpawnP90Px: round1(quantile(allySpawnPx, 0.9)),
+    allyHits: allyHitGapPx.length,
+    allyHitGapMedianPx: round1(quantile(allyHitGapPx, 0.5)),
+    allyHitGapP90Px: round1(quantile(allyHitGapPx, 0.9)),
   };
   return { line, detail };
 }
@@ -361,6 +410,13 @@ function drawFrame(
     const uid = opts.aliases.get(key) ?? key;
     shots.set(uid, { x: pool.x[i], y: pool.y[i], dx: pool.dirX[i], dy: pool.dirY[i] });
   }
+  const allyShots = new Map<string, { x: number; y: number }>();
+  for (const shots of [rt.replica, rt.allyShots]) {
+    for (let i = 0; i < shots.count; i++) {
+      if (shots.team[i] !== Team.Player || shots.owner[i] !== allyId) continue;
+      allyShots.set(`${rt.instanceId}/${shots.uid[i]}`, { x: shots.x[i], y: shots.y[i] });
+    }
+  }
   const self = rt.selfView();
   return {
     tick: rt.replicaTick,
@@ -369,11 +425,12 @@ function drawFrame(
     enemies,
     ally: allyView && { x: allyView.x, y: allyView.y },
     shots,
+    allyShots,
   };
 }
 
-function lastFrameWith(frames: readonly Frame[], uid: string): Frame | undefined {
-  for (let i = frames.length - 1; i >= 0; i--) if (frames[i].shots.has(uid)) return frames[i];
+function lastFrameWith(frames: readonly Frame[], has: (f: Frame) => boolean): Frame | undefined {
+  for (let i = frames.length - 1; i >= 0; i--) if (has(frames[i])) return frames[i];
   return undefined;
 }
 

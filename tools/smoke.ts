@@ -258,7 +258,7 @@ export async function runSmoke(opts: SmokeOptions): Promise<SmokeReport> {
     let liveSamples = 0;
     const sampler = setInterval(() => {
       const counts = fighters.filter((b) => b.client.runtime.instanceId === dungeon).map((b) =>
-        b.client.runtime.replica.count
+        b.client.runtime.replica.count + b.client.runtime.allyShots.count
       );
       if (counts.length === 0) return;
       const live = Math.max(...counts);

@@ -117,7 +117,10 @@ export class Bot {
     const rt = this.client.runtime;
     const now = this.#now();
     rt.update(now, (tick) => this.#decide(tick, now));
-    this.log.peakReplicaBullets = Math.max(this.log.peakReplicaBullets, rt.replica.count);
+    this.log.peakReplicaBullets = Math.max(
+      this.log.peakReplicaBullets,
+      rt.replica.count + rt.allyShots.count,
+    );
   }
 
   #decide(tick: number, now: number): InputSample {

@@ -6,8 +6,14 @@
  * drawn at the muzzle on the tick they are fired, then matched to the server's
  * volley by owner and birth tick (the tick of the input that fired them), so each
  * is drawn once; a shot the server never fired disappears quietly.
+ *
+ * A replica may hold only some volleys (`keeps`) and trail the server: the client
+ * keeps its allies' shots in one that runs on the ticks their ships are drawn at, so
+ * a shot leaves the drawn muzzle; there a hit waits for the end of its batch's ticks
+ * (`holdHits`), where the shot has reached what it struck.
  */
 import { CONTENT } from "../../content/mod.ts";
+import { TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
 import {
   type ArenaDef,
   BulletPool,
@@ -87,6 +93,11 @@ export class BulletReplica {
   #nextPredictedUid = PREDICTED_UID_TOP;
   readonly #onOwnShot: ((note: OwnShotNote) => void) | undefined;
   readonly #onShotSunk: ((x: number, y: number) => void) | undefined;
+  readonly #onHeldHit: ((hit: HitRecord, batchTick: number) => void) | undefined;
+  readonly #keeps: (volley: Volley) => boolean;
+  readonly #holdHits: boolean;
+  /** Hits waiting for the replica to reach the last tick they can have happened on. */
+  #heldHits: { hit: HitRecord; batchTick: number }[] = [];
 
   constructor(
     arena: ArenaDef,
@@ -96,11 +107,24 @@ export class BulletReplica {
       onOwnShot?: (note: OwnShotNote) => void;
       /** A player shot (anyone's) died on the boss here, at x, y: the hit the boss took. */
       onShotSunk?: (x: number, y: number) => void;
+      /** The volleys this replica holds (default: all); the others are not its to draw. */
+      keeps?: (volley: Volley) => boolean;
+      /**
+       * A replica that trails the server: a hit on a bullet it holds takes the bullet
+       * away only once the replica has run every tick of the hit's batch (before that,
+       * the bullet has not reached what it struck on this timeline), and is then told
+       * to `onHeldHit` (with `impactOf` saying where, if the bullet was still here).
+       */
+      holdHits?: boolean;
+      onHeldHit?: (hit: HitRecord, batchTick: number) => void;
     },
   ) {
     this.#arena = arena;
     this.#onOwnShot = opts.onOwnShot;
     this.#onShotSunk = opts.onShotSunk;
+    this.#onHeldHit = opts.onHeldHit;
+    this.#keeps = opts.keeps ?? (() => true);
+    this.#holdHits = opts.holdHits ?? false;
     this.reset(arena, opts);
   }
 
@@ -111,6 +135,7 @@ export class BulletReplica {
     this.tick = opts.tick;
     this.#pending = [];
     this.#deadEarly.clear();
+    this.#heldHits = [];
     this.#sink = undefined;
     this.#predicted.clear();
     for (const b of opts.bullets ?? []) this.pool.add(b);
@@ -196,8 +221,11 @@ export class BulletReplica {
     if (this.#sink) this.#sink.untilTick = tick;
   }
 
-  /** Applies one Events message: spawns, early deaths, clears and the boss's arrival and fall. */
-  applyEvents(msg: EventsMsg): void {
+  /**
+   * Applies one Events message: spawns, early deaths, clears and the boss's arrival and
+   * fall. Returns the hits held for later (`holdHits`), which `onHeldHit` will report.
+   */
+  applyEvents(msg: EventsMsg): readonly HitRecord[] {
     this.#impacts.clear();
     /** A clear covers every bullet of its team born up to its tick, earlier ones in this batch too. */
     let cleared: { team: number; tick: number } | undefined;
@@ -214,9 +242,16 @@ export class BulletReplica {
     }
     for (const v of msg.volleys) {
       if (cleared && v.team === cleared.team && v.birthTick <= cleared.tick) continue;
-      this.spawn(v);
+      if (this.#keeps(v)) this.spawn(v);
     }
-    for (const h of msg.hits) this.hit(h);
+    if (!this.#holdHits) {
+      for (const h of msg.hits) this.hit(h);
+      return [];
+    }
+    const held = msg.hits.filter((h) => this.#holds(h.uid));
+    for (const hit of held) this.#heldHits.push({ hit, batchTick: msg.tick });
+    if (held.length > 0) this.#landHeldHits();
+    return held;
   }
 
   /** Adds a volley: now, fast-forwarded by its flight time, or when the replica reaches its birth tick. */
@@ -297,13 +332,43 @@ export class BulletReplica {
     }
   }
 
-  /** Removes a bullet that died early on the server (remembered if not spawned here yet). */
+  /**
+   * Removes a bullet that died early on the server (remembered if its volley is still
+   * waiting for its birth tick here; forgotten if this replica does not hold it).
+   */
   hit(hit: HitRecord): void {
     const slot = this.pool.slotOf(hit.uid);
     if (slot >= 0) {
       this.#impacts.set(hit.uid, { x: this.pool.x[slot], y: this.pool.y[slot] });
       this.pool.remove(slot);
-    } else if (this.#pending.length > 0) this.#deadEarly.add(hit.uid);
+    } else if (this.#pendingHolds(hit.uid)) this.#deadEarly.add(hit.uid);
+  }
+
+  /** Whether bullet `uid` is here or waiting here for its birth tick. */
+  #holds(uid: number): boolean {
+    return this.pool.slotOf(uid) >= 0 || this.#pendingHolds(uid);
+  }
+
+  #pendingHolds(uid: number): boolean {
+    for (const v of this.#pending) if (((uid - v.uid0) >>> 0) < v.angles.length) return true;
+    return false;
+  }
+
+  /**
+   * Takes away the bullets of held hits whose batch this replica has now run through (a
+   * batch's events happened on its first tick or the two after it), oldest first.
+   */
+  #landHeldHits(): void {
+    const held = this.#heldHits;
+    const lastTick = (h: { batchTick: number }) => h.batchTick + TICKS_PER_SNAPSHOT - 1;
+    if (held.every((h) => lastTick(h) > this.tick)) return;
+    this.#heldHits = held.filter((h) => lastTick(h) > this.tick);
+    this.#impacts.clear();
+    for (const h of held) {
+      if (lastTick(h) > this.tick) continue;
+      this.hit(h.hit);
+      this.#onHeldHit?.(h.hit, h.batchTick);
+    }
   }
 
   /** Where a bullet hit by the last Events message was when the replica removed it. */
@@ -328,6 +393,7 @@ export class BulletReplica {
         for (const v of due) this.spawn(v);
       }
       this.#sinkShots(this.tick, 0, true);
+      if (this.#heldHits.length > 0) this.#landHeldHits();
     }
   }
 }

@@ -21,6 +21,7 @@ import {
   POS_UNITS_PER_PX,
   quantizePos,
   Team,
+  type Volley,
 } from "../../sim/mod.ts";
 import { FireRule } from "./fire_rule.ts";
 import { InputClock } from "./input_clock.ts";
@@ -108,7 +109,11 @@ export interface RuntimeOptions {
   readonly onEvent?: (event: NetEvent, tick: number) => void;
   /** Called when the runtime enters an instance. */
   readonly onEnter?: (enter: EnterMsg) => void;
-  /** Called for each bullet that struck something (for hit flashes). */
+  /**
+   * Called for each bullet that struck something (for hit flashes and sparks: `impactOf`
+   * says where it was drawn): at once, or for an ally's shot once its ship's timeline
+   * has run through the hit's batch (`allyShots`), with the batch's first tick.
+   */
   readonly onHit?: (hit: HitRecord, tick: number) => void;
   /** Called when a run this player took part in ends (the results screen). */
   readonly onResults?: (results: ResultsMsg) => void;
@@ -118,9 +123,8 @@ export interface RuntimeOptions {
    */
   readonly onOwnShot?: (note: OwnShotNote) => void;
   /**
-   * Called when a player shot, anyone's, dies on the boss in the replica (the boss is hit
-   * there with no message): at x, y, for a spark. An ally's shot fast-forwarded into the
-   * boss is never drawn, so this is all that shows it landed.
+   * Called when a player shot, anyone's, dies on the boss in a replica (the boss is hit
+   * there with no message): at x, y, for a spark; an ally's as its drawn shot gets there.
    */
   readonly onShotSunk?: (x: number, y: number) => void;
   /**
@@ -195,6 +199,11 @@ export class ClientRuntime {
   readonly roster = new Map<number, string>();
 
   #replica: BulletReplica | undefined;
+  /**
+   * Other players' shots, on the ticks their ships are drawn at (see `allyShots`): they
+   * cannot hurt this player, so they may leave the muzzle where it is drawn.
+   */
+  #allyShots: BulletReplica | undefined;
 
   /** The next tick this client will predict (its frames name server ticks). */
   clientTick = 0;
@@ -451,21 +460,35 @@ export class ClientRuntime {
     this.instanceId = msg.instanceId;
     this.roster.clear();
     for (const r of msg.roster) this.roster.set(r.id, r.name);
-    this.#sunkBefore += this.#replica?.sunkTotal ?? 0;
-    // The Enter's bullets are the server's state at the end of the tick before msg.tick.
+    this.#sunkBefore += (this.#replica?.sunkTotal ?? 0) + (this.#allyShots?.sunkTotal ?? 0);
+    // The Enter's bullets are the server's state at the end of the tick before msg.tick
+    // (allies' shots among them stay on the present timeline: they are gone in a second).
+    const allyShot = (v: Volley) => v.team === Team.Player && v.owner !== this.playerId;
     this.#replica = new BulletReplica(world.arena, {
       tick: msg.tick - 1,
       bullets: msg.bullets,
       onOwnShot: this.#onOwnShot,
       onShotSunk: this.#onShotSunk,
+      keeps: (v) => !allyShot(v),
+    });
+    this.#allyShots = new BulletReplica(world.arena, {
+      tick: msg.tick - 1,
+      onShotSunk: this.#onShotSunk,
+      keeps: allyShot,
+      holdHits: true,
+      // An ally's shot strikes where it is drawn, on its ship's timeline: the flash then.
+      onHeldHit: (hit, tick) => this.#onHit?.(hit, tick),
     });
     this.#replica.ownerId = this.playerId;
     this.#replica.shotTargets = (tick) =>
       this.#enemiesAt(tick).map((e) => ({ x: e.x, y: e.y, r: CONTENT.enemies[e.kind].radiusPx }));
+    // The enemies an ally's shot meets are the ones drawn now, on the present timeline.
+    this.#allyShots.shotTargets = () => this.#replica?.shotTargets?.(this.replicaTick) ?? [];
     this.#fire = new FireRule(world.player.fireCooldownTicks);
     if (msg.stage === StageCode.boss && world.boss) {
       const b = world.boss;
       this.#replica.setShotSink({ x: b.x, y: b.y, r: b.radiusPx }, msg.tick - 1);
+      this.#allyShots.setShotSink({ x: b.x, y: b.y, r: b.radiusPx }, msg.tick - 1);
     }
     this.#snapshots = [];
     this.#remote.reset();
@@ -595,13 +618,14 @@ export class ClientRuntime {
     const replica = this.#replica;
     if (!replica) return;
     replica.applyEvents(msg);
+    const held = this.#allyShots?.applyEvents(msg) ?? [];
     for (const v of msg.volleys) {
       this.bulletsSpawnedTotal += v.angles.length;
       if (v.owner === this.playerId && v.team === Team.Player) this.#fire.serverFired(v.birthTick);
     }
     this.bulletBytesTotal += msg.bulletBytes ?? 0;
     this.bulletHitsTotal += msg.hits.length;
-    for (const h of msg.hits) this.#onHit?.(h, msg.tick);
+    for (const h of msg.hits) if (!held.includes(h)) this.#onHit?.(h, msg.tick);
     for (const e of msg.events) {
       if (e.type === "playerJoined") this.roster.set(e.playerId, e.name);
       else if (e.type === "playerLeft") this.roster.delete(e.playerId);
@@ -660,6 +684,8 @@ export class ClientRuntime {
         this.#replica?.predict(this.#shot(this.predicted, frame.aim));
       }
     }
+    // Allies' shots follow their ships: on the tick those are drawn at now.
+    this.#allyShots?.advanceTo(Math.floor(this.#remote.renderTick(nowMs)));
     // Everything this call produced leaves at the same instant: one frame.
     this.#flush();
     const newest = this.#snapshots[this.#snapshots.length - 1];
@@ -749,14 +775,33 @@ export class ClientRuntime {
     return this.#replica?.pool ?? EMPTY_POOL;
   }
 
-  /** Early bullet deaths: hits the server sent plus shots the replica saw die on the boss. */
-  get bulletEarlyDeathsTotal(): number {
-    return this.bulletHitsTotal + this.#sunkBefore + (this.#replica?.sunkTotal ?? 0);
+  /**
+   * Other players' shots, on the tick other players are drawn at (`allyShotsTick`, which
+   * follows `renderTick`): each leaves its ship's drawn muzzle, and one the server says
+   * struck an enemy is taken away once its batch's ticks are drawn. On the present
+   * timeline, a shot the wire delivered a round trip and more after its birth would be
+   * drawn that much further on (at 700 px/s, 100-200 px at 150 ms of ping), often
+   * already in the boss. Only this player's own shots and what can hurt it must share
+   * its tick (`replica`).
+   */
+  get allyShots(): BulletPool {
+    return this.#allyShots?.pool ?? EMPTY_POOL;
   }
 
-  /** Where the bullet of a hit just reported died in the replica (for impact sparks). */
+  /** The tick the allies' shots have been integrated to. */
+  get allyShotsTick(): number {
+    return this.#allyShots?.tick ?? 0;
+  }
+
+  /** Early bullet deaths: hits the server sent plus shots the replicas saw die on the boss. */
+  get bulletEarlyDeathsTotal(): number {
+    return this.bulletHitsTotal + this.#sunkBefore + (this.#replica?.sunkTotal ?? 0) +
+      (this.#allyShots?.sunkTotal ?? 0);
+  }
+
+  /** Where the bullet of a hit just reported died in a replica (for impact sparks). */
   impactOf(uid: number): { x: number; y: number } | undefined {
-    return this.#replica?.impactOf(uid);
+    return this.#replica?.impactOf(uid) ?? this.#allyShots?.impactOf(uid);
   }
 
   /** The tick the replica has been integrated to. */

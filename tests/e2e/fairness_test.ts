@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { parseLinkSpec } from "../../net/link/mod.ts";
 import { CONDITIONS, runFairness } from "../../tools/fairness.ts";
 
-Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as drawn, smooth allies", () => {
+Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as drawn, smooth allies and their shots", () => {
   const link = CONDITIONS[CONDITIONS.length - 1];
   assert.equal(link, "150±50,stall=250/4000", "the last line is the hard one");
   for (const seed of [1]) {
@@ -23,5 +23,8 @@ Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as
     assert.ok(line.contactGapMaxPx <= 16, `seed ${seed}: contact gap ${line.contactGapMaxPx}`);
     assert.ok(line.remoteJumpMaxPx <= 16, `seed ${seed}: remote jump ${line.remoteJumpMaxPx}`);
     assert.ok(line.correctionsPerMin <= 2, `seed ${seed}: ${line.correctionsPerMin}/min`);
+    // The ally's shots leave the ally's drawn muzzle (on the present timeline: 470 px off).
+    assert.ok(detail.allyShots > 300, `${detail.allyShots} ally shots drawn`);
+    assert.ok(detail.allyShotSpawnP90Px <= 8, `ally shots ${detail.allyShotSpawnP90Px} px out`);
   }
 });

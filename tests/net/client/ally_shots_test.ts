@@ -1,0 +1,191 @@
+/**
+ * Allies' shots on their ships' timeline: a replica that holds only other players'
+ * shots and trails the server (`keeps`, `holdHits`), unit by unit, then end to end
+ * with the real server and two ClientRuntimes through the link simulator at 150 ± 50
+ * ms: each of the ally's shots is first drawn at the ally's drawn muzzle.
+ */
+import assert from "node:assert/strict";
+import { BulletReplica } from "../../../net/client/replica.ts";
+import type { HitRecord } from "../../../net/wire/protocol.ts";
+import { TICKS_PER_SNAPSHOT } from "../../../content/net_tuning.ts";
+import { PLAYER } from "../../../content/mod.ts";
+import { Button, quantizeAngle, quantizePos, Team, type Volley } from "../../../sim/mod.ts";
+import { dist, IDLE, NetHarness, type SimClient, toPortal } from "../_harness.ts";
+
+const ARENA = { widthPx: 1280, heightPx: 960, walls: [], spawnPoints: [{ x: 640, y: 800 }] };
+const STEP_PX = PLAYER.shotSpeedPxPerS / 60;
+
+/** Player `owner`'s shot fired on `tick` from (640, 800), aimed up. */
+function shot(tick: number, opts: { owner: number; uid0: number }): Volley {
+  return {
+    birthTick: tick,
+    uid0: opts.uid0,
+    team: Team.Player,
+    owner: opts.owner,
+    spec: PLAYER.shot,
+    speedPxPerS: PLAYER.shotSpeedPxPerS,
+    xs: [quantizePos(640)],
+    ys: [quantizePos(800)],
+    angles: [quantizeAngle(-Math.PI / 2)],
+  };
+}
+
+/** A replica of player 9's shots only, trailing: at tick 100 while the server is further on. */
+function trailing(): { r: BulletReplica; landed: { hit: HitRecord; tick: number }[] } {
+  const landed: { hit: HitRecord; tick: number }[] = [];
+  const r = new BulletReplica(ARENA, {
+    tick: 100,
+    keeps: (v) => v.team === Team.Player && v.owner === 9,
+    holdHits: true,
+    onHeldHit: (hit, tick) => landed.push({ hit, tick }),
+  });
+  return { r, landed };
+}
+
+Deno.test("a trailing replica draws an ally's shot from its muzzle on its birth tick, and only the shots it keeps", () => {
+  const { r } = trailing();
+  // The server is on tick 112: the volley of 110 arrives before this timeline reaches it.
+  r.applyEvents({
+    kind: 15,
+    tick: 110,
+    volleys: [shot(110, { owner: 9, uid0: 40 }), shot(110, { owner: 7, uid0: 41 })],
+    hits: [],
+    events: [],
+  });
+  assert.equal(r.pool.count, 0, "not born yet on this timeline");
+  r.advanceTo(110);
+  assert.equal(r.pool.count, 1, "the ally's shot, not player 7's");
+  assert.equal(r.pool.uid[0], 40);
+  assert.deepEqual([r.pool.x[0], r.pool.y[0]], [640, 800], "at the muzzle on its birth tick");
+  r.advanceTo(113);
+  assert.ok(Math.abs(r.pool.y[0] - (800 - 3 * STEP_PX)) < 1e-6, "then flies as the server's");
+});
+
+Deno.test("a hit on an ally's shot waits for the last tick of its batch on the trailing timeline", () => {
+  const { r, landed } = trailing();
+  r.applyEvents({
+    kind: 15,
+    tick: 101,
+    volleys: [shot(101, { owner: 9, uid0: 40 })],
+    hits: [],
+    events: [],
+  });
+  // The server says it struck enemy 3 in the batch of ticks 120-122; the replica is on 105.
+  r.advanceTo(105);
+  const hit = { uid: 40, target: 1, targetId: 3, damage: 1 };
+  const held = r.applyEvents({ kind: 15, tick: 120, volleys: [], hits: [hit], events: [] });
+  assert.deepEqual(held, [hit], "held for later");
+  assert.equal(r.pool.count, 1, "still flying here");
+  r.advanceTo(120 + TICKS_PER_SNAPSHOT - 2);
+  assert.equal(r.pool.count, 1, "until the last tick the hit can have been on");
+  assert.equal(landed.length, 0);
+  r.advanceTo(120 + TICKS_PER_SNAPSHOT - 1);
+  assert.equal(r.pool.count, 0, "then it is taken away");
+  assert.deepEqual(landed, [{ hit, tick: 120 }], "and reported, with its batch's first tick");
+  const at = r.impactOf(40);
+  const flown = 120 + TICKS_PER_SNAPSHOT - 1 - 101;
+  assert.ok(at && Math.abs(at.y - (800 - flown * STEP_PX)) < 1e-6, "where it was drawn last");
+});
+
+Deno.test("a trailing replica holds no hit on a bullet it never had, and lands one it has passed at once", () => {
+  const { r, landed } = trailing();
+  const theirs = { uid: 77, target: 1, targetId: 3, damage: 1 };
+  assert.deepEqual(
+    r.applyEvents({ kind: 15, tick: 130, volleys: [], hits: [theirs], events: [] }),
+    [],
+    "not its bullet: nothing held, nothing reported",
+  );
+  r.applyEvents({
+    kind: 15,
+    tick: 90,
+    volleys: [shot(90, { owner: 9, uid0: 50 })],
+    hits: [],
+    events: [],
+  });
+  // A hit whose batch this timeline has already run through: at once.
+  const late = { uid: 50, target: 1, targetId: 3, damage: 1 };
+  r.applyEvents({ kind: 15, tick: 92, volleys: [], hits: [late], events: [] });
+  assert.equal(r.pool.count, 0);
+  assert.deepEqual(landed, [{ hit: late, tick: 92 }]);
+});
+
+Deno.test("an ally's shot that dies on the boss on the trailing timeline does so when drawn there", () => {
+  const sunk: number[] = [];
+  const r = new BulletReplica(ARENA, {
+    tick: 100,
+    keeps: (v) => v.owner === 9,
+    holdHits: true,
+    onShotSunk: () => sunk.push(r.tick),
+  });
+  r.setShotSink({ x: 640, y: 500, r: 40 }, 0);
+  r.applyEvents({
+    kind: 15,
+    tick: 110,
+    volleys: [shot(110, { owner: 9, uid0: 40 })],
+    hits: [],
+    events: [],
+  });
+  r.advanceTo(140);
+  // 300 px to the boss's centre less its radius and the shot's: about 22 ticks of flight.
+  const expected = 110 + Math.ceil((300 - 40 - PLAYER.shot.radiusPx) / STEP_PX);
+  assert.equal(sunk.length, 1);
+  assert.ok(Math.abs(sunk[0] - expected) <= 1, `sunk on ${sunk[0]}, not ${expected}`);
+});
+
+/** Shots of `owner` in `pool`. */
+function shotsOf(
+  pool: SimClient["runtime"]["replica"],
+  owner: number,
+): { uid: number; x: number; y: number }[] {
+  const out = [];
+  for (let i = 0; i < pool.count; i++) {
+    if (pool.team[i] === Team.Player && pool.owner[i] === owner) {
+      out.push({ uid: pool.uid[i], x: pool.x[i], y: pool.y[i] });
+    }
+  }
+  return out;
+}
+
+Deno.test("at 150 ± 50 ms an ally's shots leave the ally's drawn muzzle", () => {
+  using h = new NetHarness({ seed: 4, link: { spec: "150±50" } });
+  const inDungeon = (c: SimClient) =>
+    c.runtime.world?.kind === "dungeon" && c.runtime.selfSnapshot() !== undefined;
+  const walkIn = (tick: number, c: SimClient) => (inDungeon(c) ? IDLE : toPortal(tick, c));
+  const me = h.connect("Watcher", { control: walkIn });
+  const ally = h.connect("Ally", { control: walkIn });
+  h.runUntil(() => inDungeon(me) && inDungeon(ally), { maxMs: 30_000, what: "the dungeon" });
+  assert.equal(me.runtime.instanceId, ally.runtime.instanceId, "one crew");
+  h.pump(1000);
+  // The ally strafes and fires; the watcher stands and looks.
+  ally.control = (tick) => ({
+    ...IDLE,
+    moveX: tick % 120 < 60 ? 80 : -80,
+    aim: quantizeAngle(-Math.PI / 2),
+    buttons: Button.Fire,
+  });
+  const allyId = ally.runtime.playerId;
+  const seen = new Set<number>();
+  const fromMuzzle: number[] = [];
+  for (let ms = 0; ms < 4000; ms += 16) {
+    h.pump(16);
+    const now = h.clock.now();
+    const drawn = me.runtime.remotePlayers(now).find((p) => p.id === allyId);
+    assert.equal(shotsOf(me.runtime.replica, allyId).length, 0, "none on the present timeline");
+    for (const s of shotsOf(me.runtime.allyShots, allyId)) {
+      if (seen.has(s.uid)) continue;
+      seen.add(s.uid);
+      if (drawn) fromMuzzle.push(dist(s, drawn));
+    }
+  }
+  fromMuzzle.sort((a, b) => a - b);
+  const worst = fromMuzzle[fromMuzzle.length - 1];
+  console.log(
+    `${fromMuzzle.length} ally shots: first drawn ${
+      fromMuzzle[fromMuzzle.length >> 1].toFixed(1)
+    } ` +
+      `px (median), ${worst.toFixed(1)} px (worst) from the ally's drawn ship`,
+  );
+  assert.ok(fromMuzzle.length >= 25, `${fromMuzzle.length} shots seen in 4 s of fire`);
+  // The ship moves 4 px a tick and a frame draws the shot on a whole tick: a few px.
+  assert.ok(worst <= 8, `worst ${worst.toFixed(1)} px from the muzzle`);
+});
