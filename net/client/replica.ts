@@ -71,6 +71,11 @@ export class BulletReplica {
   /** The tick whose end state `pool` holds. */
   tick = 0;
   #arena: ArenaDef;
+  /**
+   * Volleys not born yet on this replica's timeline, by birth tick (a trailing replica
+   * holds every volley of the last few hundred ms here, and after a hidden tab, of
+   * minutes: each tick looks at the first only).
+   */
   #pending: Volley[] = [];
   /** Uids killed before their volley was spawned here. */
   readonly #deadEarly = new Set<number>();
@@ -257,7 +262,10 @@ export class BulletReplica {
   /** Adds a volley: now, fast-forwarded by its flight time, or when the replica reaches its birth tick. */
   spawn(volley: Volley): void {
     if (volley.birthTick > this.tick) {
-      this.#pending.push(volley);
+      // Events come in tick order: a volley almost always goes last.
+      let at = this.#pending.length;
+      while (at > 0 && this.#pending[at - 1].birthTick > volley.birthTick) at--;
+      this.#pending.splice(at, 0, volley);
       return;
     }
     if (volley.owner === this.ownerId && volley.team === Team.Player && !this.#confirm(volley)) {
@@ -387,10 +395,11 @@ export class BulletReplica {
     while (this.tick < tick) {
       this.tick++;
       stepBullets(this.pool, this.#arena);
-      const due = this.#pending.filter((v) => v.birthTick <= this.tick);
-      if (due.length > 0) {
-        this.#pending = this.#pending.filter((v) => v.birthTick > this.tick);
-        for (const v of due) this.spawn(v);
+      const pending = this.#pending;
+      if (pending.length > 0 && pending[0].birthTick <= this.tick) {
+        let n = 1;
+        while (n < pending.length && pending[n].birthTick <= this.tick) n++;
+        for (const v of pending.splice(0, n)) this.spawn(v);
       }
       this.#sinkShots(this.tick, 0, true);
       if (this.#heldHits.length > 0) this.#landHeldHits();

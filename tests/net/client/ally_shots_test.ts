@@ -61,6 +61,34 @@ Deno.test("a trailing replica draws an ally's shot from its muzzle on its birth 
   assert.ok(Math.abs(r.pool.y[0] - (800 - 3 * STEP_PX)) < 1e-6, "then flies as the server's");
 });
 
+Deno.test("volleys wait for their birth ticks in birth order, whatever order they came in", () => {
+  const { r } = trailing();
+  r.applyEvents({
+    kind: 15,
+    tick: 130,
+    volleys: [shot(130, { owner: 9, uid0: 60 }), shot(120, { owner: 9, uid0: 50 })],
+    hits: [],
+    events: [],
+  });
+  r.applyEvents({
+    kind: 15,
+    tick: 125,
+    volleys: [shot(125, { owner: 9, uid0: 55 })],
+    hits: [],
+    events: [],
+  });
+  const uids = () => [...r.pool.uid.subarray(0, r.pool.count)].sort((a, b) => a - b);
+  r.advanceTo(124);
+  assert.deepEqual(uids(), [50]);
+  r.advanceTo(129);
+  assert.deepEqual(uids(), [50, 55]);
+  r.advanceTo(130);
+  assert.deepEqual(uids(), [50, 55, 60]);
+  // A long catch-up (a tab hidden for a minute) spawns each on its tick and flies it out.
+  r.advanceTo(130 + 3600);
+  assert.equal(r.pool.count, 0, "all three born, flown and gone");
+});
+
 Deno.test("a hit on an ally's shot waits for the last tick of its batch on the trailing timeline", () => {
   const { r, landed } = trailing();
   r.applyEvents({
