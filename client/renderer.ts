@@ -45,6 +45,8 @@ export class Renderer {
   touch = false;
   /** The layout of the last frame. */
   layout: Layout | undefined;
+  /** The last scene drawn (for tests and tools reading what the page showed). */
+  lastScene: Scene | undefined;
 
   constructor(canvas: HTMLCanvasElement) {
     this.#canvas = canvas;
@@ -73,6 +75,7 @@ export class Renderer {
     const t0 = performance.now();
     this.#fit();
     this.#drawScene(scene);
+    this.lastScene = scene;
     if (this.flushForTiming) this.#ctx.getImageData(0, 0, 1, 1);
     this.#drawMs[this.#draws % TIMING_SAMPLES] = performance.now() - t0;
     this.#draws++;

@@ -6,8 +6,9 @@
  * the Sunken Choir (its waves, the Cantor's phases, a dropped link taken back, an
  * escape). A screenshot at every step lands in `.screenshots/tour/<size>/`; look at
  * them. The last line is JSON: per size, page errors, console errors, HUD problems
- * per step (overlaps, text cut off, HUD on the arena), frame-interval figures and the
- * snapshots the page could not use (a delta whose baseline it lacked).
+ * per step (overlaps, text cut off, HUD on the arena), frame-interval figures, the
+ * snapshots the page could not use (a delta whose baseline it lacked), and how far the
+ * crewmates' shots were from their ships, as drawn, on the first frame that drew each.
  *
  *   deno task tour                                  every size, LINK_SIM 150±50,stall=250/4000
  *   deno task tour --size 390x844 --link 75±25      one size, another link
@@ -51,6 +52,8 @@ type WithBh = {
   __bh: { readonly runtime: ClientRuntime | undefined; readonly renderer: Renderer | undefined };
   /** Each animation frame since the hub: when the one before it began, and the interval (ms). */
   __frames?: [number, number][];
+  /** From the Fold on: how far each ally's shot was from its ship when first drawn (px). */
+  __allyShotPx?: number[];
 };
 
 /** What one size's tour found. */
@@ -71,6 +74,11 @@ interface SizeReport {
    * the simulated link's jitter and stalls, a frame the server counted as sent was lost.
    */
   snapshotsWithoutBaseline?: number;
+  /**
+   * Other players' shots, read off each drawn scene: how far each was from the ship that
+   * fired it, as drawn, on the first frame that drew it (px).
+   */
+  allyShotsFirstDrawnPx?: { shots: number; median: number; p90: number; max: number };
 }
 
 /** Where the page's pilot goes and what it holds; the pilot loop reads this. */
@@ -292,6 +300,29 @@ async function tourOne(
       requestAnimationFrame(tick);
     });
 
+    // Allies' shots, from here on: each drawn scene, after the game's own frame callback.
+    await page.evaluate(() => {
+      const g = globalThis as unknown as WithBh;
+      g.__allyShotPx = [];
+      const seen = new Set<string>();
+      const look = () => {
+        const scene = g.__bh.renderer?.lastScene;
+        const at = g.__bh.runtime?.instanceId ?? "";
+        // Wherever the page draws them: player shots of a ship that is not the page's own.
+        for (const pool of scene ? [scene.bullets, scene.allyShots] : []) {
+          for (let i = 0; pool && i < pool.count; i++) {
+            const ship = scene!.others.find((o) => o.id === pool.owner[i]);
+            const key = `${at}/${pool.uid[i]}`;
+            if (pool.team[i] !== 1 || !ship || seen.has(key)) continue;
+            seen.add(key);
+            g.__allyShotPx!.push(Math.hypot(pool.x[i] - ship.x, pool.y[i] - ship.y));
+          }
+        }
+        requestAnimationFrame(look);
+      };
+      requestAnimationFrame(look);
+    });
+
     // The Fold, with the crew.
     for (const b of bots) b.mode = "portal";
     await waitFor(
@@ -373,6 +404,17 @@ async function tourOne(
     if (size.touch) await showThumbsticks(page, shot);
     const frames = await page.evaluate(() => (globalThis as unknown as WithBh).__frames ?? []);
     report.frameMs = frameFigures(frames, shotSpans);
+    const allyPx = await page.evaluate(() => (globalThis as unknown as WithBh).__allyShotPx ?? []);
+    allyPx.sort((a, b) => a - b);
+    const at = (q: number) =>
+      Math.round(10 * (allyPx[Math.min(allyPx.length - 1, Math.floor(q * allyPx.length))] ?? 0)) /
+      10;
+    report.allyShotsFirstDrawnPx = {
+      shots: allyPx.length,
+      median: at(0.5),
+      p90: at(0.9),
+      max: at(1),
+    };
     report.snapshotsWithoutBaseline = await page.evaluate(() =>
       (globalThis as unknown as WithBh).__bh.runtime?.snapshotsWithoutBaseline ?? -1
     );
