@@ -40,6 +40,8 @@ export const DIRECT: LinkDirectionSpec = { delayMs: 0, jitterMs: 0, stallMs: 0, 
 
 /** Most ms any single figure may take (a minute: more is a typo, not a link). */
 const MAX_MS = 60_000;
+/** Most ms between stalls (ten minutes: a link that stalls once in a long while). */
+const MAX_STALL_EVERY_MS = 600_000;
 
 /** Thrown for a spec that cannot be read; the message says what was wrong. */
 export class LinkSpecError extends Error {
@@ -72,7 +74,7 @@ export function parseLinkSpec(text: string): LinkSpec | undefined {
       case "stall": {
         const m = /^(\d+(?:\.\d+)?)\/(\d+(?:\.\d+)?)$/.exec(value);
         if (!m) throw bad(item, "a stall is LENGTH/EVERY in ms, e.g. stall=250/4000");
-        stall = { stallMs: ms(m[1], item), stallEveryMs: ms(m[2], item) };
+        stall = { stallMs: ms(m[1], item), stallEveryMs: ms(m[2], item, MAX_STALL_EVERY_MS) };
         if (stall.stallMs > 0 && stall.stallEveryMs < 1) {
           throw bad(item, "stalls need a gap of at least 1 ms");
         }
@@ -130,10 +132,10 @@ function delay(value: string, item: string): { delayMs: number; jitterMs: number
   return { delayMs, jitterMs };
 }
 
-function ms(raw: string, item: string): number {
+function ms(raw: string, item: string, max = MAX_MS): number {
   const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0 || v > MAX_MS) {
-    throw bad(item, `${raw} ms is outside [0, ${MAX_MS}]`);
+  if (!Number.isFinite(v) || v < 0 || v > max) {
+    throw bad(item, `${raw} ms is outside [0, ${max}]`);
   }
   return v;
 }

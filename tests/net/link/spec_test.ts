@@ -37,6 +37,8 @@ Deno.test("parseLinkSpec() refuses what it cannot read, saying what and why", ()
     ["loss=5", /unknown setting "loss"/],
     ["seed=x", /whole number/],
     ["99999", /outside \[0, 60000\]/],
+    ["stall=99999/4000", /outside \[0, 60000\]/],
+    ["stall=250/700000", /outside \[0, 600000\]/],
   ];
   for (const [text, why] of cases) {
     assert.throws(() => parseLinkSpec(text), (err: unknown) => {
