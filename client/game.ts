@@ -257,6 +257,8 @@ export class Game {
       },
       // Shots die on the boss with no message: a spark shows every hit it takes, allies' too.
       onShotSunk: (x, y) => this.effects.spark({ x, y, atMs: performance.now(), kind: "hit" }),
+      // A shot that vanishes on an enemy as drawn sparks there, as it vanishes.
+      onShotStruck: (x, y) => this.effects.spark({ x, y, atMs: performance.now(), kind: "hit" }),
       resume: safeGet(this.#tabStorage, RESUME_KEY),
       onToken: (token) => safeSet(this.#tabStorage, RESUME_KEY, token),
       // A resume's Notice comes between the Welcome and the Enter, which clears the toasts:

@@ -98,6 +98,7 @@ export class BulletReplica {
   #nextPredictedUid = PREDICTED_UID_TOP;
   readonly #onOwnShot: ((note: OwnShotNote) => void) | undefined;
   readonly #onShotSunk: ((x: number, y: number) => void) | undefined;
+  readonly #onShotStruck: ((x: number, y: number) => void) | undefined;
   readonly #onHeldHit: ((hit: HitRecord, batchTick: number) => void) | undefined;
   readonly #keeps: (volley: Volley) => boolean;
   readonly #holdHits: boolean;
@@ -112,6 +113,8 @@ export class BulletReplica {
       onOwnShot?: (note: OwnShotNote) => void;
       /** A player shot (anyone's) died on the boss here, at x, y: the hit the boss took. */
       onShotSunk?: (x: number, y: number) => void;
+      /** A player shot vanished here on an enemy as drawn (`shotTargets`), at x, y. */
+      onShotStruck?: (x: number, y: number) => void;
       /** The volleys this replica holds (default: all); the others are not its to draw. */
       keeps?: (volley: Volley) => boolean;
       /**
@@ -127,6 +130,7 @@ export class BulletReplica {
     this.#arena = arena;
     this.#onOwnShot = opts.onOwnShot;
     this.#onShotSunk = opts.onShotSunk;
+    this.#onShotStruck = opts.onShotStruck;
     this.#onHeldHit = opts.onHeldHit;
     this.#keeps = opts.keeps ?? (() => true);
     this.#holdHits = opts.holdHits ?? false;
@@ -335,6 +339,7 @@ export class BulletReplica {
         if (!circlesOverlap(x, y, r, e.x, e.y, e.r)) continue;
         pool.remove(i);
         this.predictedHitsTotal++;
+        this.#onShotStruck?.(x, y);
         break;
       }
     }

@@ -128,6 +128,11 @@ export interface RuntimeOptions {
    */
   readonly onShotSunk?: (x: number, y: number) => void;
   /**
+   * Called when a player shot, anyone's, vanishes on an enemy as drawn, before the
+   * server's word (which then finds it gone: no second spark): at x, y, for a spark.
+   */
+  readonly onShotStruck?: (x: number, y: number) => void;
+  /**
    * Called when the server hands the player to another process: reconnect to `url` and
    * say hello there with `ticket` (ws_client.ts does this in the same page).
    */
@@ -170,6 +175,7 @@ export class ClientRuntime {
   readonly #onResults: RuntimeOptions["onResults"];
   readonly #onOwnShot: RuntimeOptions["onOwnShot"];
   readonly #onShotSunk: RuntimeOptions["onShotSunk"];
+  readonly #onShotStruck: RuntimeOptions["onShotStruck"];
   readonly #onTransfer: RuntimeOptions["onTransfer"];
   readonly #onNotice: RuntimeOptions["onNotice"];
   readonly #onToken: RuntimeOptions["onToken"];
@@ -275,6 +281,7 @@ export class ClientRuntime {
     this.#onResults = opts.onResults;
     this.#onOwnShot = opts.onOwnShot;
     this.#onShotSunk = opts.onShotSunk;
+    this.#onShotStruck = opts.onShotStruck;
     this.#onTransfer = opts.onTransfer;
     this.#onSnapshot = opts.onSnapshot;
     this.#clock.extraLeadTicks = this.#sending.batchTicks - 1;
@@ -469,11 +476,13 @@ export class ClientRuntime {
       bullets: msg.bullets,
       onOwnShot: this.#onOwnShot,
       onShotSunk: this.#onShotSunk,
+      onShotStruck: this.#onShotStruck,
       keeps: (v) => !allyShot(v),
     });
     this.#allyShots = new BulletReplica(world.arena, {
       tick: msg.tick - 1,
       onShotSunk: this.#onShotSunk,
+      onShotStruck: this.#onShotStruck,
       keeps: allyShot,
       holdHits: true,
       // An ally's shot strikes where it is drawn, on its ship's timeline: the flash then.

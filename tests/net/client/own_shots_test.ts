@@ -167,8 +167,10 @@ Deno.test("a late prediction is fast-forwarded from its tick, as the server's vo
   assert.ok(Math.abs(late.y - (800 - 6 * (PLAYER.shotSpeedPxPerS / 60))) < 1e-6, "six ticks out");
 });
 
-Deno.test("player shots vanish on an enemy as drawn, with no word from the server", () => {
-  const { r } = replica();
+Deno.test("player shots vanish on an enemy as drawn, with no word from the server, and spark there", () => {
+  const struck: { x: number; y: number }[] = [];
+  const r = new BulletReplica(ARENA, { tick: 100, onShotStruck: (x, y) => struck.push({ x, y }) });
+  r.ownerId = 7;
   r.shotTargets = () => [{ x: 640, y: 700, r: 12 }];
   r.predict(shotOf({ x: 640, y: 800 }));
   let tick = 100;
@@ -177,15 +179,19 @@ Deno.test("player shots vanish on an enemy as drawn, with no word from the serve
   assert.equal(r.predictedHitsTotal, 1);
   // It died as it touched the drawn enemy: 100 px at 11.67 px a tick, ~7 ticks.
   assert.ok(tick - 100 <= 8, `took ${tick - 100} ticks`);
+  assert.equal(struck.length, 1, "one spark");
+  const d = Math.hypot(struck[0].x - 640, struck[0].y - 700);
+  assert.ok(d <= 12 + PLAYER.shot.radiusPx, `where it touched the drawn enemy (${d} px)`);
   // The server's volley for it, arriving later, brings no second copy.
   r.applyEvents({
     kind: 15,
     tick: 99,
     volleys: [volley(100, { x: 640, y: 800 })],
-    hits: [],
+    hits: [{ uid: 500, target: 1, targetId: 3, damage: 1 }],
     events: [],
   });
   assert.equal(r.pool.count, 0);
+  assert.equal(r.impactOf(500), undefined, "the server's hit finds it gone: no second spark");
 });
 
 Deno.test("a shot that dies on the boss, an ally's never drawn, is reported where it hit", () => {
