@@ -30,6 +30,14 @@ function shot(tick: number, opts: { owner: number; uid0: number }): Volley {
   };
 }
 
+/** An Events message of the batch from `tick`. */
+function events(
+  tick: number,
+  opts: { volleys?: Volley[]; hits?: HitRecord[] },
+): Parameters<BulletReplica["applyEvents"]>[0] {
+  return { kind: 15, tick, volleys: opts.volleys ?? [], hits: opts.hits ?? [], events: [] };
+}
+
 /** A replica of player 9's shots only, trailing: at tick 100 while the server is further on. */
 function trailing(): { r: BulletReplica; landed: { hit: HitRecord; tick: number }[] } {
   const landed: { hit: HitRecord; tick: number }[] = [];
@@ -45,13 +53,11 @@ function trailing(): { r: BulletReplica; landed: { hit: HitRecord; tick: number 
 Deno.test("a trailing replica draws an ally's shot from its muzzle on its birth tick, and only the shots it keeps", () => {
   const { r } = trailing();
   // The server is on tick 112: the volley of 110 arrives before this timeline reaches it.
-  r.applyEvents({
-    kind: 15,
-    tick: 110,
-    volleys: [shot(110, { owner: 9, uid0: 40 }), shot(110, { owner: 7, uid0: 41 })],
-    hits: [],
-    events: [],
-  });
+  r.applyEvents(
+    events(110, {
+      volleys: [shot(110, { owner: 9, uid0: 40 }), shot(110, { owner: 7, uid0: 41 })],
+    }),
+  );
   assert.equal(r.pool.count, 0, "not born yet on this timeline");
   r.advanceTo(110);
   assert.equal(r.pool.count, 1, "the ally's shot, not player 7's");
@@ -63,20 +69,12 @@ Deno.test("a trailing replica draws an ally's shot from its muzzle on its birth 
 
 Deno.test("volleys wait for their birth ticks in birth order, whatever order they came in", () => {
   const { r } = trailing();
-  r.applyEvents({
-    kind: 15,
-    tick: 130,
-    volleys: [shot(130, { owner: 9, uid0: 60 }), shot(120, { owner: 9, uid0: 50 })],
-    hits: [],
-    events: [],
-  });
-  r.applyEvents({
-    kind: 15,
-    tick: 125,
-    volleys: [shot(125, { owner: 9, uid0: 55 })],
-    hits: [],
-    events: [],
-  });
+  r.applyEvents(
+    events(130, {
+      volleys: [shot(130, { owner: 9, uid0: 60 }), shot(120, { owner: 9, uid0: 50 })],
+    }),
+  );
+  r.applyEvents(events(125, { volleys: [shot(125, { owner: 9, uid0: 55 })] }));
   const uids = () => [...r.pool.uid.subarray(0, r.pool.count)].sort((a, b) => a - b);
   r.advanceTo(124);
   assert.deepEqual(uids(), [50]);
@@ -91,17 +89,11 @@ Deno.test("volleys wait for their birth ticks in birth order, whatever order the
 
 Deno.test("a hit on an ally's shot waits for the last tick of its batch on the trailing timeline", () => {
   const { r, landed } = trailing();
-  r.applyEvents({
-    kind: 15,
-    tick: 101,
-    volleys: [shot(101, { owner: 9, uid0: 40 })],
-    hits: [],
-    events: [],
-  });
+  r.applyEvents(events(101, { volleys: [shot(101, { owner: 9, uid0: 40 })] }));
   // The server says it struck enemy 3 in the batch of ticks 120-122; the replica is on 105.
   r.advanceTo(105);
   const hit = { uid: 40, target: 1, targetId: 3, damage: 1 };
-  const held = r.applyEvents({ kind: 15, tick: 120, volleys: [], hits: [hit], events: [] });
+  const held = r.applyEvents(events(120, { hits: [hit] }));
   assert.deepEqual(held, [hit], "held for later");
   assert.equal(r.pool.count, 1, "still flying here");
   r.advanceTo(120 + TICKS_PER_SNAPSHOT - 2);
@@ -119,20 +111,14 @@ Deno.test("a trailing replica holds no hit on a bullet it never had, and lands o
   const { r, landed } = trailing();
   const theirs = { uid: 77, target: 1, targetId: 3, damage: 1 };
   assert.deepEqual(
-    r.applyEvents({ kind: 15, tick: 130, volleys: [], hits: [theirs], events: [] }),
+    r.applyEvents(events(130, { hits: [theirs] })),
     [],
     "not its bullet: nothing held, nothing reported",
   );
-  r.applyEvents({
-    kind: 15,
-    tick: 90,
-    volleys: [shot(90, { owner: 9, uid0: 50 })],
-    hits: [],
-    events: [],
-  });
+  r.applyEvents(events(90, { volleys: [shot(90, { owner: 9, uid0: 50 })] }));
   // A hit whose batch this timeline has already run through: at once.
   const late = { uid: 50, target: 1, targetId: 3, damage: 1 };
-  r.applyEvents({ kind: 15, tick: 92, volleys: [], hits: [late], events: [] });
+  r.applyEvents(events(92, { hits: [late] }));
   assert.equal(r.pool.count, 0);
   assert.deepEqual(landed, [{ hit: late, tick: 92 }]);
 });
@@ -146,13 +132,7 @@ Deno.test("an ally's shot that dies on the boss on the trailing timeline does so
     onShotSunk: () => sunk.push(r.tick),
   });
   r.setShotSink({ x: 640, y: 500, r: 40 }, 0);
-  r.applyEvents({
-    kind: 15,
-    tick: 110,
-    volleys: [shot(110, { owner: 9, uid0: 40 })],
-    hits: [],
-    events: [],
-  });
+  r.applyEvents(events(110, { volleys: [shot(110, { owner: 9, uid0: 40 })] }));
   r.advanceTo(140);
   // 300 px to the boss's centre less its radius and the shot's: about 22 ticks of flight.
   const expected = 110 + Math.ceil((300 - 40 - PLAYER.shot.radiusPx) / STEP_PX);
