@@ -785,21 +785,16 @@ export class ClientRuntime {
   }
 
   /**
-   * Other players' shots, on the tick other players are drawn at (`allyShotsTick`, which
-   * follows `renderTick`): each leaves its ship's drawn muzzle, and one the server says
-   * struck an enemy is taken away once its batch's ticks are drawn. On the present
-   * timeline, a shot the wire delivered a round trip and more after its birth would be
-   * drawn that much further on (at 700 px/s, 100-200 px at 150 ms of ping), often
-   * already in the boss. Only this player's own shots and what can hurt it must share
-   * its tick (`replica`).
+   * Other players' shots, on the tick other players are drawn at (it follows
+   * `renderTick`): each leaves its ship's drawn muzzle, and one the server says struck an
+   * enemy is taken away once its batch's ticks are drawn. On this player's tick a shot
+   * would be drawn as far on as it flew in the remote delay and the lead together (at
+   * 150 ± 50 ms each way, a median of 340-380 px: `deno task fairness`), often already in
+   * the boss. Only this player's own shots and what can hurt it must share its tick
+   * (`replica`).
    */
   get allyShots(): BulletPool {
     return this.#allyShots?.pool ?? EMPTY_POOL;
-  }
-
-  /** The tick the allies' shots have been integrated to. */
-  get allyShotsTick(): number {
-    return this.#allyShots?.tick ?? 0;
   }
 
   /** Early bullet deaths: hits the server sent plus shots the replicas saw die on the boss. */
