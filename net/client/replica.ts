@@ -319,6 +319,9 @@ export class BulletReplica {
    * `targets`, those on an enemy drawn on that tick too (only the present is drawn).
    */
   #sinkShots(tick: number, from: number, targets = false): void {
+    // No bullet to test: the drawn enemies are not even asked for (most ticks, in a
+    // replica of allies' shots).
+    if (this.pool.count <= from) return;
     const sink = this.#sink;
     const onBoss = sink !== undefined && tick >= sink.fromTick && tick <= sink.untilTick;
     const enemies = targets ? this.shotTargets?.(tick) ?? [] : [];
@@ -372,13 +375,15 @@ export class BulletReplica {
    * batch's events happened on its first tick or the two after it), oldest first.
    */
   #landHeldHits(): void {
-    const held = this.#heldHits;
-    const lastTick = (h: { batchTick: number }) => h.batchTick + TICKS_PER_SNAPSHOT - 1;
-    if (held.every((h) => lastTick(h) > this.tick)) return;
-    this.#heldHits = held.filter((h) => lastTick(h) > this.tick);
+    const due: { hit: HitRecord; batchTick: number }[] = [];
+    const waiting: typeof due = [];
+    for (const h of this.#heldHits) {
+      (h.batchTick + TICKS_PER_SNAPSHOT - 1 <= this.tick ? due : waiting).push(h);
+    }
+    if (due.length === 0) return;
+    this.#heldHits = waiting;
     this.#impacts.clear();
-    for (const h of held) {
-      if (lastTick(h) > this.tick) continue;
+    for (const h of due) {
       this.hit(h.hit);
       this.#onHeldHit?.(h.hit, h.batchTick);
     }
