@@ -30,6 +30,9 @@ import type { Session } from "./session.ts";
 import { SnapshotLossMeter } from "./snapshot_loss.ts";
 import type { Transport, TransportKind } from "./transport.ts";
 
+/** A message's kind is one CBOR byte: a code under 24. */
+const KIND_CODES = 24;
+
 /** Where a connection stands. */
 export type ConnectionState = "handshake" | "playing" | "closed";
 
@@ -71,8 +74,8 @@ export class Connection {
   bytesOut = 0;
   /** The snapshot tick the client says it holds, over datagrams or to resync (-1: none). */
   snapshotAck = -1;
-  /** Messages sent on the ordered channel, by kind. */
-  readonly sentByKind = new Map<number, number>();
+  /** Messages sent on the ordered channel, by kind (`sent(kind)` reads it). */
+  readonly #sentByKind = new Uint32Array(KIND_CODES);
   /** A ping waiting for a frame to ride in. */
   #pong: { clientTimeMs: number; atMs: number } | undefined;
   /** Something was queued since the last flush: a frame goes out anyway. */
@@ -156,7 +159,12 @@ export class Connection {
    * applied to the wrong world (the client counts the Enters it read since its hello).
    */
   get epoch(): number {
-    return this.sentByKind.get(ServerKind.Enter) ?? 0;
+    return this.#sentByKind[ServerKind.Enter];
+  }
+
+  /** Messages of `kind` sent on the ordered channel so far. */
+  sent(kind: ServerKind): number {
+    return this.#sentByKind[kind] ?? 0;
   }
 
   /** The transport carrying this connection. */
@@ -180,7 +188,7 @@ export class Connection {
     if (this.state === "closed") return;
     this.#sending = true;
     // Every message is a CBOR array of fewer than 24 items: its kind is the second byte.
-    this.sentByKind.set(data[1], (this.sentByKind.get(data[1]) ?? 0) + 1);
+    this.#sentByKind[data[1]]++;
     // A new world: acknowledgements of the old one's snapshots name no baseline here.
     if (data[1] === ServerKind.Enter) {
       this.snapshotAck = -1;

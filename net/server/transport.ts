@@ -65,20 +65,21 @@ export class WebSocketTransport implements Transport {
   readonly datagrams = false;
   readonly #ws: SocketLike;
   readonly #queued: Uint8Array[] = [];
+  /** The bytes of `#queued`, kept as it grows: the connection asks at every message. */
+  #queuedBytes = 0;
 
   constructor(ws: SocketLike) {
     this.#ws = ws;
   }
 
   get bufferedBytes(): number {
-    let queued = 0;
-    for (const q of this.#queued) queued += q.byteLength;
-    return this.#ws.bufferedAmount + queued;
+    return this.#ws.bufferedAmount + this.#queuedBytes;
   }
 
   sendReliable(data: Uint8Array): void {
     if (this.#ws.readyState !== OPEN) return;
     this.#queued.push(data);
+    this.#queuedBytes += data.byteLength;
   }
 
   sendLatest(data: Uint8Array): boolean {
@@ -87,6 +88,7 @@ export class WebSocketTransport implements Transport {
     // snapshot. Skip this one; the next (50 ms later) carries newer state.
     if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > 0) return false;
     this.#queued.push(data);
+    this.#queuedBytes += data.byteLength;
     return true;
   }
 
@@ -98,6 +100,7 @@ export class WebSocketTransport implements Transport {
       else ws.send(packFrame(this.#queued));
     }
     this.#queued.length = 0;
+    this.#queuedBytes = 0;
   }
 
   /**

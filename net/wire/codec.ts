@@ -499,51 +499,113 @@ export function encodeSnapshot(
   enc: MessageEncoder,
   msg: Omit<SnapshotWireMsg, "kind">,
 ): Uint8Array {
-  const fields: (number | Uint8Array)[] = [
-    ServerKind.Snapshot,
-    msg.tick,
-    msg.tick - msg.ackTick,
-    Math.min(MAX_LATE_TICKS, msg.lateTicks),
-    msg.slackTicks === undefined ? 0 : Math.min(MAX_SLACK_TICKS, msg.slackTicks) + 1,
-    msg.baseTick === undefined ? 0 : msg.tick - msg.baseTick,
-    msg.body,
-  ];
-  if (msg.epoch !== undefined) fields.push(msg.epoch);
+  const tick = msg.tick;
+  const ackAge = tick - msg.ackTick;
+  const late = Math.min(MAX_LATE_TICKS, msg.lateTicks);
+  const slack = msg.slackTicks === undefined ? 0 : Math.min(MAX_SLACK_TICKS, msg.slackTicks) + 1;
+  const baseAge = msg.baseTick === undefined ? 0 : tick - msg.baseTick;
+  const body = msg.body;
+  const epoch = msg.epoch;
   // The hottest message there is (one per recipient, 20 a second): written by hand, the
-  // very bytes cbor-x writes (tests/net/wire/codec_test.ts compares them), in one buffer.
-  return packPlainCbor(fields) ?? enc.encodeValue(fields);
+  // very bytes cbor-x writes (tests/net/wire/codec_test.ts compares them), in one buffer,
+  // with no list of its fields and no walk over one.
+  const size = 2 + intCborBytes(tick) + intCborBytes(ackAge) + intCborBytes(late) +
+    intCborBytes(slack) + intCborBytes(baseAge) + (cborHeadBytes(body.byteLength) ?? NaN) +
+    body.byteLength + (epoch === undefined ? 0 : intCborBytes(epoch));
+  if (Number.isNaN(size)) {
+    // An argument past what a head of five bytes holds (a test's, never a server's): cbor-x.
+    const fields = [ServerKind.Snapshot, tick, ackAge, late, slack, baseAge, body];
+    if (epoch !== undefined) fields.push(epoch);
+    return enc.encodeValue(fields);
+  }
+  const w = CBOR_OUT.start(new Uint8Array(size));
+  w.head(CborMajor.Array, epoch === undefined ? 7 : 8);
+  w.int(ServerKind.Snapshot);
+  w.int(tick);
+  w.int(ackAge);
+  w.int(late);
+  w.int(slack);
+  w.int(baseAge);
+  w.bytes(body);
+  if (epoch !== undefined) w.int(epoch);
+  return w.done();
 }
+
+/** CBOR's major types this codec writes by hand. */
+const CborMajor = { Uint: 0, NegInt: 1, Bytes: 2, Array: 4 } as const;
 
 /** Bytes of a CBOR head for an argument (undefined: too large for this path). */
 function cborHeadBytes(n: number): number | undefined {
   return n < 24 ? 1 : n < 0x100 ? 2 : n < 0x10000 ? 3 : n <= MAX_UINT32 ? 5 : undefined;
 }
 
-function writeCborHead(out: Uint8Array, opts: { at: number; major: number; n: number }): number {
-  const { at, major, n } = opts;
-  const m = major << 5;
-  if (n < 24) {
-    out[at] = m | n;
-    return at + 1;
-  }
-  if (n < 0x100) {
-    out[at] = m | 24;
-    out[at + 1] = n;
-    return at + 2;
-  }
-  if (n < 0x10000) {
-    out[at] = m | 25;
-    out[at + 1] = n >> 8;
-    out[at + 2] = n & 0xff;
-    return at + 3;
-  }
-  out[at] = m | 26;
-  out[at + 1] = (n >>> 24) & 0xff;
-  out[at + 2] = (n >>> 16) & 0xff;
-  out[at + 3] = (n >>> 8) & 0xff;
-  out[at + 4] = n & 0xff;
-  return at + 5;
+/** Bytes of an integer as CBOR; NaN for a fraction or one beyond ±2³² (cbor-x's to write). */
+function intCborBytes(v: number): number {
+  if (!Number.isInteger(v)) return NaN;
+  return cborHeadBytes(v < 0 ? -1 - v : v) ?? NaN;
 }
+
+/**
+ * Writes CBOR front to back into a buffer sized beforehand. One serves every hand-written
+ * message in turn (`start` gives it the next buffer): nothing is allocated per head.
+ */
+class CborOut {
+  #out: Uint8Array = new Uint8Array(0);
+  #at = 0;
+
+  start(out: Uint8Array): this {
+    this.#out = out;
+    this.#at = 0;
+    return this;
+  }
+
+  /** The buffer written, let go of (it must be full: its size was counted first). */
+  done(): Uint8Array {
+    const out = this.#out;
+    this.#out = EMPTY_BYTES;
+    return out;
+  }
+
+  head(major: number, n: number): void {
+    const out = this.#out;
+    const at = this.#at;
+    const m = major << 5;
+    if (n < 24) {
+      out[at] = m | n;
+      this.#at = at + 1;
+    } else if (n < 0x100) {
+      out[at] = m | 24;
+      out[at + 1] = n;
+      this.#at = at + 2;
+    } else if (n < 0x10000) {
+      out[at] = m | 25;
+      out[at + 1] = n >> 8;
+      out[at + 2] = n & 0xff;
+      this.#at = at + 3;
+    } else {
+      out[at] = m | 26;
+      out[at + 1] = (n >>> 24) & 0xff;
+      out[at + 2] = (n >>> 16) & 0xff;
+      out[at + 3] = (n >>> 8) & 0xff;
+      out[at + 4] = n & 0xff;
+      this.#at = at + 5;
+    }
+  }
+
+  int(v: number): void {
+    if (v < 0) this.head(CborMajor.NegInt, -1 - v);
+    else this.head(CborMajor.Uint, v);
+  }
+
+  bytes(v: Uint8Array): void {
+    this.head(CborMajor.Bytes, v.byteLength);
+    this.#out.set(v, this.#at);
+    this.#at += v.byteLength;
+  }
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
+const CBOR_OUT = new CborOut();
 
 /** What the hand-written CBOR path takes: integers, byte strings, and arrays of them. */
 type PlainCbor = number | Uint8Array | readonly PlainCbor[];
@@ -569,18 +631,13 @@ function plainCborSize(v: unknown): number | undefined {
   return size;
 }
 
-function writePlainCbor(out: Uint8Array, at: number, v: PlainCbor): number {
-  if (typeof v === "number") {
-    return writeCborHead(out, v < 0 ? { at, major: 1, n: -1 - v } : { at, major: 0, n: v });
+function writePlainCbor(w: CborOut, v: PlainCbor): void {
+  if (typeof v === "number") w.int(v);
+  else if (v instanceof Uint8Array) w.bytes(v);
+  else {
+    w.head(CborMajor.Array, v.length);
+    for (const item of v) writePlainCbor(w, item);
   }
-  if (v instanceof Uint8Array) {
-    at = writeCborHead(out, { at, major: 2, n: v.byteLength });
-    out.set(v, at);
-    return at + v.byteLength;
-  }
-  at = writeCborHead(out, { at, major: 4, n: v.length });
-  for (const item of v) at = writePlainCbor(out, at, item);
-  return at;
 }
 
 /**
@@ -592,9 +649,9 @@ function writePlainCbor(out: Uint8Array, at: number, v: PlainCbor): number {
 function packPlainCbor(value: unknown): Uint8Array | undefined {
   const size = plainCborSize(value);
   if (size === undefined) return undefined;
-  const out = new Uint8Array(size);
-  writePlainCbor(out, 0, value as PlainCbor);
-  return out;
+  const w = CBOR_OUT.start(new Uint8Array(size));
+  writePlainCbor(w, value as PlainCbor);
+  return w.done();
 }
 
 /**

@@ -220,7 +220,7 @@ async function playAndMeasure(
     : "—";
   // Close this one connection with a Reject, the last reliable message, and wait for it
   // to arrive: then everything the server sent on the stream has had its chance.
-  const sent = conn.sentByKind.get(ServerKind.Events) ?? 0;
+  const sent = conn.sent(ServerKind.Events);
   conn.close(CloseCode.ServerRestarting, "measured");
   await page.waitForFunction(
     () => (globalThis as unknown as WithBh).__bh.runtime?.phase !== "playing",

@@ -256,8 +256,7 @@ Deno.test("a crowd that arrived together gets its fresh tokens a few a sweep, no
     what: "every Welcome",
   });
   const first = crowd.map((c) => c.runtime.resumeToken);
-  const renewed = () =>
-    crowd.reduce((n, c) => n + (c.conn.sentByKind.get(ServerKind.Token) ?? 0), 0);
+  const renewed = () => crowd.reduce((n, c) => n + (c.conn.sent(ServerKind.Token)), 0);
   h.pump(ttl / 2 - 1000, 17);
   assert.equal(renewed(), 0, "none before half the token's life");
   // Every token falls due on the same sweep; the server renews them over several.
