@@ -12,6 +12,7 @@ import {
   fetchServerAddress,
   type GameClient,
   type ReconnectReason,
+  type SeenStrike,
 } from "../net/client/mod.ts";
 import {
   Choice,
@@ -113,7 +114,6 @@ export class Game {
   #fps = { frames: 0, sinceMs: 0, value: 0 };
   #lastNetgraphMs = 0;
   /** Boss HP as last drawn (-1: no boss). */
-  #bossHp = -1;
   /** A server notice to show once the Enter that follows it has cleared the old toasts. */
   #notice = "";
   /** The page is going away: its resume token stays for a reload. */
@@ -249,16 +249,17 @@ export class Game {
       now: () => performance.now(),
       onEvent: (e) => this.#onEvent(e),
       onEnter: (e) => this.#onEnter(e),
-      onHit: (h) => this.#onHit(h),
+      onHit: (h, info) => this.#onHit(h, info.feltAtMs !== undefined),
       onResults: (r) => this.#onResults(r),
       // The shot sounds as it is drawn: at the muzzle, on the frame that fired it.
       onOwnShot: (n) => {
         if (n.outcome === "predicted") this.sound.play("shot", performance.now());
       },
-      // Shots die on the boss with no message: a spark shows every hit it takes, allies' too.
-      onShotSunk: (x, y) => this.effects.spark({ x, y, atMs: performance.now(), kind: "hit" }),
-      // A shot that vanishes on an enemy as drawn sparks there, as it vanishes.
-      onShotStruck: (x, y) => this.effects.spark({ x, y, atMs: performance.now(), kind: "hit" }),
+      // Shots die on the boss with no message: a spark and a flash show every hit it takes,
+      // allies' too, as the shot gets there.
+      onShotSunk: (x, y) => this.#onShotSunk(x, y),
+      // An own shot that vanishes on an enemy as drawn is the hit as the player sees it.
+      onShotStruck: (s) => this.#onShotStruck(s),
       resume: safeGet(this.#tabStorage, RESUME_KEY),
       onToken: (token) => safeSet(this.#tabStorage, RESUME_KEY, token),
       // A resume's Notice comes between the Welcome and the Enter, which clears the toasts:
@@ -326,7 +327,6 @@ export class Game {
     if (rt.phase === "playing" && rt.world && this.screen.value === "connecting") {
       this.screen.value = "playing";
     }
-    this.#flashBossOnDamage(rt, now);
     if (this.#flashes.length > 0 && now - this.#flashes[0].atMs > FLASH_MS) {
       this.#flashes = this.#flashes.filter((f) => now - f.atMs <= FLASH_MS);
     }
@@ -348,18 +348,6 @@ export class Game {
     this.hud.update(rt, now);
     this.#updateNetgraph(now);
   };
-
-  /**
-   * Shots that strike the stationary boss die in every replica without a hit record
-   * (the server sends none), so the boss flashes when its HP drops instead.
-   */
-  #flashBossOnDamage(rt: ClientRuntime, now: number): void {
-    const hp = rt.boss()?.hp ?? -1;
-    if (hp >= 0 && this.#bossHp >= 0 && hp < this.#bossHp) {
-      this.#flashes.push({ target: HitTarget.Boss, targetId: 0, atMs: now });
-    }
-    this.#bossHp = hp;
-  }
 
   #countFrame(now: number): void {
     const f = this.#fps;
@@ -468,9 +456,14 @@ export class Game {
     this.sound.play(r.outcome === Outcome.Cleared ? "victory" : "death", performance.now());
   }
 
-  #onHit(h: HitRecord): void {
+  /**
+   * The server's word on a hit. One the player already felt (a shot vanished on that
+   * enemy as drawn) shows nothing more: its flash and sound came then.
+   */
+  #onHit(h: HitRecord, felt: boolean): void {
+    if (felt) return;
     const now = performance.now();
-    this.#flashes.push({ target: h.target, targetId: h.targetId, atMs: now });
+    this.#flash({ target: h.target, targetId: h.targetId, atMs: now });
     const at = this.#client?.runtime.impactOf(h.uid);
     const self = h.target === HitTarget.Player && this.#isSelf(h.targetId);
     if (at) this.effects.spark({ x: at.x, y: at.y, atMs: now, kind: self ? "hurt" : "hit" });
@@ -481,6 +474,36 @@ export class Game {
     } else if (h.target === HitTarget.Enemy) {
       this.sound.play("hit", now);
     }
+  }
+
+  /**
+   * A shot vanished on an enemy as drawn: a spark; the player's own is the hit they see,
+   * flashed and heard now (an ally's when the server's hit lands on its timeline).
+   */
+  #onShotStruck(s: SeenStrike): void {
+    const now = performance.now();
+    this.effects.spark({ x: s.x, y: s.y, atMs: now, kind: "hit" });
+    if (s.ally) return;
+    this.#flash({ target: HitTarget.Enemy, targetId: s.enemyId, atMs: now });
+    this.sound.play("hit", now);
+  }
+
+  /** A shot died on the boss as drawn: a spark, and a flash unless it is folded (unhurt). */
+  #onShotSunk(x: number, y: number): void {
+    const now = performance.now();
+    this.effects.spark({ x, y, atMs: now, kind: "hit" });
+    if (!this.#client?.runtime.boss()?.folding) {
+      this.#flash({ target: HitTarget.Boss, targetId: 0, atMs: now });
+    }
+  }
+
+  /** Flashes a target; one already flashing starts its flash again rather than doubling it. */
+  #flash(flash: HitFlash): void {
+    const same = this.#flashes.findIndex((f) =>
+      f.target === flash.target && f.targetId === flash.targetId
+    );
+    if (same >= 0) this.#flashes.splice(same, 1);
+    this.#flashes.push(flash);
   }
 
   #onEvent(e: NetEvent): void {

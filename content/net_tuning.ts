@@ -273,3 +273,11 @@ export const CLUSTER_TIMING = {
 
 /** BOSS_RUSH (load tests): how long a new dungeon waits, filling up, before the boss appears. */
 export const BOSS_RUSH_DELAY_TICKS = ticks(3);
+
+/**
+ * A player shot that vanishes on an enemy as drawn is felt at once (the enemy flashes,
+ * the hit sounds); the server's hit on that enemy comes a lead, a batch and a trip later
+ * (~0.5 s at 150 ± 50 ms, more on a link that stalls). A hit on the same enemy within
+ * this long is that strike's, not a second one (net/client/strikes.ts).
+ */
+export const STRIKE_CLAIM_MS = 1500;

@@ -23,7 +23,10 @@
  * Sample counts and medians go to stderr, among them how far the ally's shots are from
  * the ally's drawn ship on the frame each is first drawn (`allyShotSpawn…`), and, for
  * those the server says hit an enemy, from the drawn enemy's edge on the last frame
- * each is drawn (`allyHitGap…`: negative inside it).
+ * each is drawn (`allyHitGap…`: negative inside it), and how long after an own shot
+ * vanished on an enemy its hit was felt (`hitFelt…`: the flash and the sound, at once when
+ * the shot vanished on the enemy as drawn, else when the server's hit arrived), with the
+ * strikes no hit of the server's claimed (`strikesUnclaimed`: a flash that lied).
  *
  *   deno task fairness [--seconds 240] [--seed 1] [--only 150±50,stall=250/4000]
  */
@@ -83,6 +86,18 @@ export interface FairnessDetail {
   allyHits: number;
   allyHitGapMedianPx: number;
   allyHitGapP90Px: number;
+  /** Own hits on enemies the runtime reported, and those already felt at a strike. */
+  ownHitsHeard: number;
+  ownHitsFeltAtStrike: number;
+  /** Own hits on enemies measured on drawn frames, and how long after the shot vanished each was felt. */
+  hitsFelt: number;
+  hitFeltMedianMs: number;
+  hitFeltP90Ms: number;
+  /** Shots that vanished on an enemy as drawn, and those no hit of the server's claimed. */
+  strikes: number;
+  strikesUnclaimed: number;
+  /** Strikes on enemies the server had already killed (their deaths not yet drawn). */
+  strikesOverkill: number;
 }
 
 const FRAME_MS = 1000 / 60;
@@ -92,6 +107,7 @@ const UPDATES_PER_FRAME = 2;
 const HISTORY_FRAMES = 240;
 
 interface Frame {
+  readonly atMs: number;
   readonly tick: number;
   readonly instanceId: string;
   readonly self: { x: number; y: number } | undefined;
@@ -120,6 +136,11 @@ export function runFairness(
   const server = new GameServer({ clock, seed: opts.seed });
   server.start();
   const observed = new WeakSet<SimWorld>();
+  /** When the measured client felt each hit on an enemy, by the server's `instance/uid`. */
+  const feltAt = new Map<string, number>();
+  /** The measured player's hits on enemies the runtime reported, and those a strike foretold. */
+  let ownHitsHeard = 0;
+  let ownHitsFeltAtStrike = 0;
   const pilots: Pilot[] = [];
   const pipes: { clear(): void }[] = [];
   /** Server uid → the uid the shot was first drawn under (predicted shots). */
@@ -138,6 +159,15 @@ export function runFairness(
     });
     const runtime: ClientRuntime = new ClientRuntime({
       send: (data) => up.send(data),
+      // When each hit on an enemy was felt: the strike's moment, or the hit's arrival.
+      onHit: (hit, info) => {
+        if (i !== 0 || hit.target !== HitTarget.Enemy) return;
+        const uid = `${runtime.instanceId}/${hit.uid}`;
+        feltAt.set(uid, info.feltAtMs ?? clock.now());
+        if (!myShotUids.has(uid)) return;
+        ownHitsHeard++;
+        if (info.feltAtMs !== undefined) ownHitsFeltAtStrike++;
+      },
       // A predicted shot changes its uid to the server's once confirmed: one shot, two names.
       onOwnShot: (note) => {
         if (i !== 0) return;
@@ -246,6 +276,8 @@ export function runFairness(
   const seenAllyShots = new Set<string>();
   const inputLeadTicks: number[] = [];
   let hitsMeasured = 0;
+  const unfelt: { uid: string; vanishedAtMs: number }[] = [];
+  const hitFeltMs: number[] = [];
   let twoTickFrames = 0;
 
   const sample = (p: Pilot, nowMs: number) => (tick: number): InputSample => {
@@ -324,8 +356,16 @@ export function runFairness(
       const shot = last?.shots.get(uid);
       const enemy = last?.enemies.get(h.enemyId);
       if (!last || !shot || !enemy) continue;
+      // Gone from the frame after its last one: felt then, or when the server's word came.
+      unfelt.push({ uid: h.uid, vanishedAtMs: last.atMs + FRAME_MS });
       hitsMeasured++;
       overshootPx.push((shot.x - enemy.x) * shot.dx + (shot.y - enemy.y) * shot.dy + enemy.r);
+    }
+    for (let i = unfelt.length - 1; i >= 0; i--) {
+      const at = feltAt.get(unfelt[i].uid);
+      if (at === undefined) continue;
+      hitFeltMs.push(at - unfelt[i].vanishedAtMs);
+      unfelt.splice(i, 1);
     }
     // Contact: the frame that drew the tick the server landed it on.
     for (let i = contacts.length - 1; i >= 0; i--) {
@@ -381,6 +421,14 @@ export function runFairness(
     allyHits: allyHitGapPx.length,
     allyHitGapMedianPx: round1(quantile(allyHitGapPx, 0.5)),
     allyHitGapP90Px: round1(quantile(allyHitGapPx, 0.9)),
+    hitsFelt: hitFeltMs.length,
+    hitFeltMedianMs: round1(quantile(hitFeltMs, 0.5)),
+    hitFeltP90Ms: round1(quantile(hitFeltMs, 0.9)),
+    strikes: me.runtime.strikesTotal,
+    strikesUnclaimed: me.runtime.strikesUnclaimedTotal,
+    strikesOverkill: me.runtime.strikesOverkillTotal,
+    ownHitsHeard,
+    ownHitsFeltAtStrike,
   };
   return { line, detail };
 }
@@ -419,6 +467,7 @@ function drawFrame(
   }
   const self = rt.selfView();
   return {
+    atMs: nowMs,
     tick: rt.replicaTick,
     instanceId: rt.instanceId,
     self: self && { x: self.x, y: self.y },

@@ -54,6 +54,8 @@ type WithBh = {
   __frames?: [number, number][];
   /** From the Fold on: how far each ally's shot was from its ship when first drawn (px). */
   __allyShotPx?: number[];
+  /** From the Fold on, summed over runtimes: the five counts of `hitsOnEnemies`. */
+  __hitCounts?: () => number[];
 };
 
 /** What one size's tour found. */
@@ -79,6 +81,18 @@ interface SizeReport {
    * fired it, as drawn, on the first frame that drew it (px).
    */
   allyShotsFirstDrawnPx?: { shots: number; median: number; p90: number; max: number };
+  /**
+   * The server's hits on enemies the page heard of, those already felt when a shot
+   * vanished on the enemy as drawn, and the strikes: all, unclaimed by any hit, and on
+   * enemies the server had already killed.
+   */
+  hitsOnEnemies?: {
+    fromServer: number;
+    feltAtStrike: number;
+    strikes: number;
+    unclaimed: number;
+    overkill: number;
+  };
 }
 
 /** Where the page's pilot goes and what it holds; the pilot loop reads this. */
@@ -323,6 +337,31 @@ async function tourOne(
       requestAnimationFrame(look);
     });
 
+    // Hits on enemies, from here on: each runtime's counts (a resume brings a new one).
+    await page.evaluate(() => {
+      const g = globalThis as unknown as WithBh;
+      const counts = new Map<unknown, number[]>();
+      g.__hitCounts = () => {
+        const sum = [0, 0, 0, 0, 0];
+        for (const c of counts.values()) c.forEach((n, k) => sum[k] += n);
+        return sum;
+      };
+      const look = () => {
+        const rt = g.__bh.runtime;
+        if (rt) {
+          counts.set(rt, [
+            rt.enemyHitsTotal,
+            rt.hitsFeltEarlyTotal,
+            rt.strikesTotal,
+            rt.strikesUnclaimedTotal,
+            rt.strikesOverkillTotal,
+          ]);
+        }
+        requestAnimationFrame(look);
+      };
+      requestAnimationFrame(look);
+    });
+
     // The Fold, with the crew.
     for (const b of bots) b.mode = "portal";
     await waitFor(
@@ -415,6 +454,10 @@ async function tourOne(
       p90: at(0.9),
       max: at(1),
     };
+    const [fromServer, feltAtStrike, strikes, unclaimed, overkill] = await page.evaluate(() =>
+      (globalThis as unknown as WithBh).__hitCounts?.() ?? []
+    );
+    report.hitsOnEnemies = { fromServer, feltAtStrike, strikes, unclaimed, overkill };
     report.snapshotsWithoutBaseline = await page.evaluate(() =>
       (globalThis as unknown as WithBh).__bh.runtime?.snapshotsWithoutBaseline ?? -1
     );

@@ -29,9 +29,20 @@ import type { EventsMsg, HitRecord } from "../wire/protocol.ts";
 
 /** A circle player shots die on. */
 export interface ShotTarget {
+  /** The enemy's id. */
+  readonly id: number;
   readonly x: number;
   readonly y: number;
   readonly r: number;
+}
+
+/** A player shot that vanished on an enemy as drawn: which, where, and on which enemy. */
+export interface ShotStrike {
+  /** The bullet's uid here (a predicted shot's own until its volley confirms it). */
+  readonly uid: number;
+  readonly x: number;
+  readonly y: number;
+  readonly enemyId: number;
 }
 
 /** A stationary body that consumes player shots on contact (the boss), while it stands. */
@@ -98,7 +109,7 @@ export class BulletReplica {
   #nextPredictedUid = PREDICTED_UID_TOP;
   readonly #onOwnShot: ((note: OwnShotNote) => void) | undefined;
   readonly #onShotSunk: ((x: number, y: number) => void) | undefined;
-  readonly #onShotStruck: ((x: number, y: number) => void) | undefined;
+  readonly #onShotStruck: ((strike: ShotStrike) => void) | undefined;
   readonly #onHeldHit: ((hit: HitRecord, batchTick: number) => void) | undefined;
   readonly #keeps: (volley: Volley) => boolean;
   readonly #holdHits: boolean;
@@ -113,8 +124,8 @@ export class BulletReplica {
       onOwnShot?: (note: OwnShotNote) => void;
       /** A player shot (anyone's) died on the boss here, at x, y: the hit the boss took. */
       onShotSunk?: (x: number, y: number) => void;
-      /** A player shot vanished here on an enemy as drawn (`shotTargets`), at x, y. */
-      onShotStruck?: (x: number, y: number) => void;
+      /** A player shot vanished here on an enemy as drawn (`shotTargets`). */
+      onShotStruck?: (strike: ShotStrike) => void;
       /** The volleys this replica holds (default: all); the others are not its to draw. */
       keeps?: (volley: Volley) => boolean;
       /**
@@ -340,9 +351,10 @@ export class BulletReplica {
       }
       for (const e of enemies) {
         if (!circlesOverlap(x, y, r, e.x, e.y, e.r)) continue;
+        const uid = pool.uid[i];
         pool.remove(i);
         this.predictedHitsTotal++;
-        this.#onShotStruck?.(x, y);
+        this.#onShotStruck?.({ uid, x, y, enemyId: e.id });
         break;
       }
     }

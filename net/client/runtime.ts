@@ -12,10 +12,12 @@ import {
   SMOOTHING_PER_TICK,
   SNAP_THRESHOLD_PX,
   SNAPSHOT_BASELINES,
+  STRIKE_CLAIM_MS,
   TICKS_PER_SNAPSHOT,
 } from "../../content/net_tuning.ts";
 import {
   BulletPool,
+  HitTarget,
   type InputFrame,
   movePlayer,
   POS_UNITS_PER_PX,
@@ -27,7 +29,8 @@ import { FireRule } from "./fire_rule.ts";
 import { InputClock } from "./input_clock.ts";
 import { RemoteView } from "./remote_view.ts";
 import { type EnemyOnScreen, EnemyView } from "./enemy_view.ts";
-import { BulletReplica, type OwnShotNote } from "./replica.ts";
+import { BulletReplica, type OwnShotNote, type ShotStrike } from "./replica.ts";
+import { StrikeLedger } from "./strikes.ts";
 import {
   decodeServerMessage,
   encodeClientMessage,
@@ -92,6 +95,23 @@ export interface ActorView {
   readonly y: number;
 }
 
+/** A player shot that vanished on an enemy as drawn (`onShotStruck`). */
+export interface SeenStrike extends ShotStrike {
+  /** An ally's shot, on its ship's timeline (its hit is felt when the server's lands). */
+  readonly ally: boolean;
+}
+
+/** What the runtime knows of a hit it reports (`onHit`). */
+export interface HitInfo {
+  /** The first tick of the hit's batch. */
+  readonly tick: number;
+  /**
+   * When the player already felt this hit: a player shot vanished on that enemy as
+   * drawn then (`onShotStruck`). Undefined: nothing on screen foretold it.
+   */
+  readonly feltAtMs: number | undefined;
+}
+
 /** Options of a runtime. */
 export interface RuntimeOptions {
   /** Sends one frame to the server on the ordered, reliable channel. */
@@ -112,9 +132,10 @@ export interface RuntimeOptions {
   /**
    * Called for each bullet that struck something (for hit flashes and sparks: `impactOf`
    * says where it was drawn): at once, or for an ally's shot once its ship's timeline
-   * has run through the hit's batch (`allyShots`), with the batch's first tick.
+   * has run through the hit's batch (`allyShots`). `info.feltAtMs` says when a shot
+   * vanishing on that enemy as drawn already showed this hit (`onShotStruck`).
    */
-  readonly onHit?: (hit: HitRecord, tick: number) => void;
+  readonly onHit?: (hit: HitRecord, info: HitInfo) => void;
   /** Called when a run this player took part in ends (the results screen). */
   readonly onResults?: (results: ResultsMsg) => void;
   /**
@@ -129,9 +150,12 @@ export interface RuntimeOptions {
   readonly onShotSunk?: (x: number, y: number) => void;
   /**
    * Called when a player shot, anyone's, vanishes on an enemy as drawn, before the
-   * server's word (which then finds it gone: no second spark): at x, y, for a spark.
+   * server's word: a spark where it vanished. The player's own (`ally` false) is the hit
+   * as they see it, to be felt now (the enemy's flash, the sound): the server's hit on
+   * that enemy, when it comes, finds the shot gone (no second spark) and says it was felt
+   * (`onHit`). An ally's is felt when the server's hit lands on its timeline.
    */
-  readonly onShotStruck?: (x: number, y: number) => void;
+  readonly onShotStruck?: (strike: SeenStrike) => void;
   /**
    * Called when the server hands the player to another process: reconnect to `url` and
    * say hello there with `ticket` (ws_client.ts does this in the same page).
@@ -176,6 +200,12 @@ export class ClientRuntime {
   readonly #onOwnShot: RuntimeOptions["onOwnShot"];
   readonly #onShotSunk: RuntimeOptions["onShotSunk"];
   readonly #onShotStruck: RuntimeOptions["onShotStruck"];
+  /** Hits felt as drawn shots vanished, for the server's to claim. */
+  readonly #strikes = new StrikeLedger({ claimMs: STRIKE_CLAIM_MS });
+  /** Allies' shots that vanished on a drawn enemy here, by uid, oldest first: when. */
+  readonly #allyStrikes = new Map<number, number>();
+  /** The time of the update or message being handled: strikes and hits are stamped with it. */
+  #nowMs = 0;
   readonly #onTransfer: RuntimeOptions["onTransfer"];
   readonly #onNotice: RuntimeOptions["onNotice"];
   readonly #onToken: RuntimeOptions["onToken"];
@@ -269,6 +299,11 @@ export class ClientRuntime {
   bulletsSpawnedTotal = 0;
   /** Hits (early deaths) the server sent. */
   bulletHitsTotal = 0;
+  /** Player shots that vanished on an enemy as drawn (felt before the server's word). */
+  strikesTotal = 0;
+  /** The server's hits on enemies, and those of them a strike had already shown. */
+  enemyHitsTotal = 0;
+  hitsFeltEarlyTotal = 0;
   #sunkBefore = 0;
 
   constructor(opts: RuntimeOptions) {
@@ -381,6 +416,7 @@ export class ClientRuntime {
    * CodecError on a malformed one.
    */
   receive(data: Uint8Array, nowMs: number): void {
+    this.#nowMs = nowMs;
     this.bytesInTotal += data.byteLength;
     this.#window.bytesIn += data.byteLength;
     const parts = splitFrame(data, { maxMessages: MAX_SERVER_FRAME_MESSAGES });
@@ -468,6 +504,9 @@ export class ClientRuntime {
     this.roster.clear();
     for (const r of msg.roster) this.roster.set(r.id, r.name);
     this.#sunkBefore += (this.#replica?.sunkTotal ?? 0) + (this.#allyShots?.sunkTotal ?? 0);
+    // Enemy ids and uids are the instance's own: a strike in the last one is no hit here.
+    this.#strikes.clear();
+    this.#allyStrikes.clear();
     // The Enter's bullets are the server's state at the end of the tick before msg.tick
     // (allies' shots among them stay on the present timeline: they are gone in a second).
     const allyShot = (v: Volley) => v.team === Team.Player && v.owner !== this.playerId;
@@ -476,21 +515,28 @@ export class ClientRuntime {
       bullets: msg.bullets,
       onOwnShot: this.#onOwnShot,
       onShotSunk: this.#onShotSunk,
-      onShotStruck: this.#onShotStruck,
+      onShotStruck: this.#struck,
       keeps: (v) => !allyShot(v),
     });
     this.#allyShots = new BulletReplica(world.arena, {
       tick: msg.tick - 1,
       onShotSunk: this.#onShotSunk,
-      onShotStruck: this.#onShotStruck,
+      // An ally's shot sparks where it vanishes; its hit shows when the server's lands on
+      // this timeline, judged as the ally saw it, not as this page draws it.
+      onShotStruck: this.#allyStruck,
       keeps: allyShot,
       holdHits: true,
       // An ally's shot strikes where it is drawn, on its ship's timeline: the flash then.
-      onHeldHit: (hit, tick) => this.#onHit?.(hit, tick),
+      onHeldHit: (hit, tick) => this.#hit(hit, { tick, held: true }),
     });
     this.#replica.ownerId = this.playerId;
     this.#replica.shotTargets = (tick) =>
-      this.#enemiesAt(tick).map((e) => ({ x: e.x, y: e.y, r: CONTENT.enemies[e.kind].radiusPx }));
+      this.#enemiesAt(tick).map((e) => ({
+        id: e.id,
+        x: e.x,
+        y: e.y,
+        r: CONTENT.enemies[e.kind].radiusPx,
+      }));
     // The enemies an ally's shot meets are the ones drawn now, on the present timeline.
     this.#allyShots.shotTargets = () => this.#replica?.shotTargets?.(this.replicaTick) ?? [];
     this.#fire = new FireRule(world.player.fireCooldownTicks);
@@ -623,6 +669,49 @@ export class ClientRuntime {
     };
   }
 
+  /**
+   * A shot on the present timeline (the player's own) vanished on an enemy as drawn: the
+   * hit is felt now, and the server's will be its.
+   */
+  readonly #struck = (strike: ShotStrike): void => {
+    this.strikesTotal++;
+    this.#strikes.struck(strike.enemyId, this.#nowMs);
+    this.#onShotStruck?.({ ...strike, ally: false });
+  };
+
+  /**
+   * An ally's shot vanished on an enemy as drawn here: a spark only. The server's hit
+   * on it (which then finds no bullet to hold) is the ally's, and claims no strike.
+   */
+  readonly #allyStruck = (strike: ShotStrike): void => {
+    this.#allyStrikes.set(strike.uid, this.#nowMs);
+    this.#onShotStruck?.({ ...strike, ally: true });
+  };
+
+  /**
+   * A hit the server sent, told as it lands on this client's screen. An ally's shot's
+   * (held to its ship's timeline, or struck there already) claims no strike: those are
+   * the player's own.
+   */
+  #hit(hit: HitRecord, opts: { tick: number; held: boolean }): void {
+    const onEnemy = hit.target === HitTarget.Enemy;
+    if (onEnemy) this.enemyHitsTotal++;
+    const allys = opts.held || this.#allyStrikes.delete(hit.uid);
+    const feltAtMs = onEnemy && !allys ? this.#strikes.claim(hit.targetId, this.#nowMs) : undefined;
+    if (feltAtMs !== undefined) this.hitsFeltEarlyTotal++;
+    this.#onHit?.(hit, { tick: opts.tick, feltAtMs });
+  }
+
+  /** Strikes the server's hits never claimed (felt, but not judged hits in time). */
+  get strikesUnclaimedTotal(): number {
+    return this.#strikes.unclaimedTotal;
+  }
+
+  /** Strikes on enemies the server had already killed (felt in the moment before the death). */
+  get strikesOverkillTotal(): number {
+    return this.#strikes.overkillTotal;
+  }
+
   #events(msg: EventsMsg): void {
     const replica = this.#replica;
     if (!replica) return;
@@ -634,11 +723,14 @@ export class ClientRuntime {
     }
     this.bulletBytesTotal += msg.bulletBytes ?? 0;
     this.bulletHitsTotal += msg.hits.length;
-    for (const h of msg.hits) if (!held.includes(h)) this.#onHit?.(h, msg.tick);
+    for (const h of msg.hits) if (!held.includes(h)) this.#hit(h, { tick: msg.tick, held: false });
     for (const e of msg.events) {
       if (e.type === "playerJoined") this.roster.set(e.playerId, e.name);
       else if (e.type === "playerLeft") this.roster.delete(e.playerId);
-      else if (e.type === "enemyKilled") this.#enemyView.killed(e.enemyId);
+      else if (e.type === "enemyKilled") {
+        this.#enemyView.killed(e.enemyId);
+        this.#strikes.killed(e.enemyId);
+      }
       this.#onEvent?.(e, msg.tick);
     }
   }
@@ -648,6 +740,12 @@ export class ClientRuntime {
    * sends input when a batch is complete and steps the replica.
    */
   update(nowMs: number, sample: (tick: number) => InputSample): void {
+    this.#nowMs = nowMs;
+    this.#strikes.expire(nowMs);
+    for (const [uid, atMs] of this.#allyStrikes) {
+      if (nowMs - atMs <= STRIKE_CLAIM_MS) break;
+      this.#allyStrikes.delete(uid);
+    }
     this.#updateRates(nowMs);
     if (this.phase !== "playing" || !this.world) return;
     const target = this.#clock.targetTick(nowMs);

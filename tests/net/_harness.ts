@@ -6,7 +6,7 @@
  * It speaks to net/ only through public APIs and never reads `#private` state.
  */
 import { CONTENT_HASH, PLAYER, WARDEN } from "../../content/mod.ts";
-import { ClientRuntime, type InputSample } from "../../net/client/runtime.ts";
+import { ClientRuntime, type HitInfo, type InputSample } from "../../net/client/runtime.ts";
 import type { OwnShotNote } from "../../net/client/replica.ts";
 import {
   decodeClientMessage,
@@ -19,6 +19,7 @@ import {
   ClientKind,
   type ClientMessage,
   type EnterMsg,
+  type HitRecord,
   type NetEvent,
   PROTOCOL_VERSION,
   type ResultsMsg,
@@ -343,6 +344,8 @@ export interface SimClient {
   readonly ownShots: Received<OwnShotNote>[];
   /** Results screens the server sent. */
   readonly results: Received<ResultsMsg>[];
+  /** Hits the runtime reported, with what it knew of each (`onHit`). */
+  readonly hits: Received<{ hit: HitRecord; info: HitInfo }>[];
   /** The close the server sent, once it has arrived. */
   closed: { code: number; reason: string } | undefined;
 }
@@ -397,6 +400,7 @@ export class NetHarness {
     const events: SimClient["events"] = [];
     const results: SimClient["results"] = [];
     const ownShots: SimClient["ownShots"] = [];
+    const hits: SimClient["hits"] = [];
     const stamp = <T>(value: T): Received<T> => ({
       value,
       serverTicks: this.ticks,
@@ -414,6 +418,7 @@ export class NetHarness {
       onEvent: (event, tick) => events.push(stamp({ event, tick })),
       onResults: (msg) => results.push(stamp(msg)),
       onOwnShot: (note) => ownShots.push(stamp(note)),
+      onHit: (hit, info) => hits.push(stamp({ hit, info })),
     });
     const client = {
       name,
@@ -423,6 +428,7 @@ export class NetHarness {
       events,
       results,
       ownShots,
+      hits,
       closed: undefined,
       ...this.#wire(self, opts.link),
     } as SimClient;

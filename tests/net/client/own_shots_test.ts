@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { FireRule } from "../../../net/client/fire_rule.ts";
-import { BulletReplica, type OwnShotNote } from "../../../net/client/replica.ts";
+import { BulletReplica, type OwnShotNote, type ShotStrike } from "../../../net/client/replica.ts";
 import {
   Button,
   quantizeAngle,
@@ -168,10 +168,10 @@ Deno.test("a late prediction is fast-forwarded from its tick, as the server's vo
 });
 
 Deno.test("player shots vanish on an enemy as drawn, with no word from the server, and spark there", () => {
-  const struck: { x: number; y: number }[] = [];
-  const r = new BulletReplica(ARENA, { tick: 100, onShotStruck: (x, y) => struck.push({ x, y }) });
+  const struck: ShotStrike[] = [];
+  const r = new BulletReplica(ARENA, { tick: 100, onShotStruck: (s) => struck.push(s) });
   r.ownerId = 7;
-  r.shotTargets = () => [{ x: 640, y: 700, r: 12 }];
+  r.shotTargets = () => [{ id: 3, x: 640, y: 700, r: 12 }];
   r.predict(shotOf({ x: 640, y: 800 }));
   let tick = 100;
   while (r.pool.count > 0 && tick < 130) r.advanceTo(++tick);
@@ -180,6 +180,7 @@ Deno.test("player shots vanish on an enemy as drawn, with no word from the serve
   // It died as it touched the drawn enemy: 100 px at 11.67 px a tick, ~7 ticks.
   assert.ok(tick - 100 <= 8, `took ${tick - 100} ticks`);
   assert.equal(struck.length, 1, "one spark");
+  assert.equal(struck[0].enemyId, 3, "on the enemy it touched");
   const d = Math.hypot(struck[0].x - 640, struck[0].y - 700);
   assert.ok(d <= 12 + PLAYER.shot.radiusPx, `where it touched the drawn enemy (${d} px)`);
   // The server's volley for it, arriving later, brings no second copy.
