@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { parseLinkSpec } from "../../net/link/mod.ts";
 import { CONDITIONS, runFairness } from "../../tools/fairness.ts";
 
-Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as drawn, smooth allies and their shots", () => {
+Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as drawn, smooth allies and their shots, hits felt as seen", () => {
   const link = CONDITIONS[CONDITIONS.length - 1];
   assert.equal(link, "150±50,stall=250/4000", "the last line is the hard one");
   for (const seed of [1]) {
@@ -26,5 +26,16 @@ Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as
     // The ally's shots leave the ally's drawn muzzle (on the present timeline: 470 px off).
     assert.ok(detail.allyShots > 300, `${detail.allyShots} ally shots drawn`);
     assert.ok(detail.allyShotSpawnP90Px <= 8, `ally shots ${detail.allyShotSpawnP90Px} px out`);
+    // Hits are felt as the shot vanishes on the drawn enemy, not ~0.7 s later when the
+    // server's word comes; and the strikes the server never agreed with stay rare.
+    assert.ok(
+      detail.ownHitsFeltAtStrike >= 0.9 * detail.ownHitsHeard,
+      `${detail.ownHitsFeltAtStrike} of ${detail.ownHitsHeard} hits felt at the strike`,
+    );
+    assert.ok(detail.hitFeltMedianMs <= 17, `hits felt ${detail.hitFeltMedianMs} ms late`);
+    assert.ok(
+      detail.strikesUnclaimed <= 0.05 * detail.strikes,
+      `${detail.strikesUnclaimed} of ${detail.strikes} strikes unclaimed`,
+    );
   }
 });
