@@ -113,7 +113,6 @@ export class Game {
   #flashes: HitFlash[] = [];
   #fps = { frames: 0, sinceMs: 0, value: 0 };
   #lastNetgraphMs = 0;
-  /** Boss HP as last drawn (-1: no boss). */
   /** A server notice to show once the Enter that follows it has cleared the old toasts. */
   #notice = "";
   /** The page is going away: its resume token stays for a reload. */

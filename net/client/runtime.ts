@@ -696,8 +696,10 @@ export class ClientRuntime {
   #hit(hit: HitRecord, opts: { tick: number; held: boolean }): void {
     const onEnemy = hit.target === HitTarget.Enemy;
     if (onEnemy) this.enemyHitsTotal++;
-    const allys = opts.held || this.#allyStrikes.delete(hit.uid);
-    const feltAtMs = onEnemy && !allys ? this.#strikes.claim(hit.targetId, this.#nowMs) : undefined;
+    const byAlly = opts.held || this.#allyStrikes.delete(hit.uid);
+    const feltAtMs = onEnemy && !byAlly
+      ? this.#strikes.claim(hit.targetId, this.#nowMs)
+      : undefined;
     if (feltAtMs !== undefined) this.hitsFeltEarlyTotal++;
     this.#onHit?.(hit, { tick: opts.tick, feltAtMs });
   }
