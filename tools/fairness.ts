@@ -26,7 +26,8 @@
  * each is drawn (`allyHitGap…`: negative inside it), and how long after an own shot
  * vanished on an enemy its hit was felt (`hitFelt…`: the flash and the sound, at once when
  * the shot vanished on the enemy as drawn, else when the server's hit arrived), with the
- * strikes no hit of the server's claimed (`strikesUnclaimed`: a flash that lied).
+ * strikes no hit of the server's claimed (`strikesUnclaimed`: a flash that lied), and how
+ * long after the shot that killed an enemy was gone the enemy was too (`killSeen…`).
  *
  *   deno task fairness [--seconds 240] [--seed 1] [--only 150±50,stall=250/4000]
  */
@@ -86,6 +87,13 @@ export interface FairnessDetail {
   allyHits: number;
   allyHitGapMedianPx: number;
   allyHitGapP90Px: number;
+  /**
+   * Enemies the measured player's shots killed, and how long after the killing shot was
+   * gone from the screen the enemy was too.
+   */
+  kills: number;
+  killSeenMedianMs: number;
+  killSeenP90Ms: number;
   /** Own hits on enemies the runtime reported, and those already felt at a strike. */
   ownHitsHeard: number;
   ownHitsFeltAtStrike: number;
@@ -205,6 +213,8 @@ export function runFairness(
   const allyShotUids = new Set<string>();
   const pendingHits: { uid: string; enemyId: number; tick: number }[] = [];
   const pendingAllyHits: { uid: string; enemyId: number }[] = [];
+  /** Enemies the measured player's shots killed, by the killing shot. */
+  const pendingKills: { uid: string; enemyId: number }[] = [];
   const contacts: { tick: number; enemyId: number }[] = [];
   const observe = (
     at: { world: SimWorld; instanceId: string },
@@ -234,6 +244,13 @@ export function runFairness(
           pendingAllyHits.push({ uid, enemyId: e.targetId });
         }
         if (e.target === HitTarget.Player && e.targetId === myId) shotHitMe = true;
+      } else if (e.type === "enemyKilled") {
+        // Killed by the measured player's shot: the hit on it this step was theirs.
+        const killing = events.find((h) =>
+          h.type === "bulletHit" && h.target === HitTarget.Enemy && h.targetId === e.enemyId
+        );
+        const uid = killing?.type === "bulletHit" ? `${instanceId}/${killing.uid}` : "";
+        if (myShotUids.has(uid)) pendingKills.push({ uid, enemyId: e.enemyId });
       } else if (e.type === "playerHit" && e.playerId === myId) {
         hurt = true;
       }
@@ -278,6 +295,7 @@ export function runFairness(
   let hitsMeasured = 0;
   const unfelt: { uid: string; vanishedAtMs: number }[] = [];
   const hitFeltMs: number[] = [];
+  const killSeenMs: number[] = [];
   let twoTickFrames = 0;
 
   const sample = (p: Pilot, nowMs: number) => (tick: number): InputSample => {
@@ -367,6 +385,22 @@ export function runFairness(
       hitFeltMs.push(at - unfelt[i].vanishedAtMs);
       unfelt.splice(i, 1);
     }
+    // Kills: from the frame the killing shot is gone to the first that no longer draws
+    // the enemy (the kill is known on the server a lead after the client drew the shot).
+    for (let i = pendingKills.length - 1; i >= 0; i--) {
+      const k = pendingKills[i];
+      const uid = aliases.get(k.uid) ?? k.uid;
+      if (frame.shots.has(uid)) continue;
+      const last = lastFrameWith(frames, (fr) => fr.shots.has(uid));
+      if (!last) {
+        pendingKills.splice(i, 1);
+        continue;
+      }
+      const gone = frames.find((fr) => fr.atMs > last.atMs && !fr.enemies.has(k.enemyId));
+      if (!gone) continue;
+      pendingKills.splice(i, 1);
+      killSeenMs.push(gone.atMs - (last.atMs + FRAME_MS));
+    }
     // Contact: the frame that drew the tick the server landed it on.
     for (let i = contacts.length - 1; i >= 0; i--) {
       const c = contacts[i];
@@ -429,6 +463,9 @@ export function runFairness(
     strikesOverkill: me.runtime.strikesOverkillTotal,
     ownHitsHeard,
     ownHitsFeltAtStrike,
+    kills: killSeenMs.length,
+    killSeenMedianMs: round1(quantile(killSeenMs, 0.5)),
+    killSeenP90Ms: round1(quantile(killSeenMs, 0.9)),
   };
   return { line, detail };
 }

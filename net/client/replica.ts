@@ -43,6 +43,8 @@ export interface ShotStrike {
   readonly x: number;
   readonly y: number;
   readonly enemyId: number;
+  /** What it would take off the enemy's HP. */
+  readonly damage: number;
 }
 
 /** A stationary body that consumes player shots on contact (the boss), while it stands. */
@@ -352,9 +354,10 @@ export class BulletReplica {
       for (const e of enemies) {
         if (!circlesOverlap(x, y, r, e.x, e.y, e.r)) continue;
         const uid = pool.uid[i];
+        const damage = pool.damage[i];
         pool.remove(i);
         this.predictedHitsTotal++;
-        this.#onShotStruck?.({ uid, x, y, enemyId: e.id });
+        this.#onShotStruck?.({ uid, x, y, enemyId: e.id, damage });
         break;
       }
     }

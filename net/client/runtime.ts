@@ -675,7 +675,7 @@ export class ClientRuntime {
    */
   readonly #struck = (strike: ShotStrike): void => {
     this.strikesTotal++;
-    this.#strikes.struck(strike.enemyId, this.#nowMs);
+    this.#strikes.struck(strike.enemyId, { atMs: this.#nowMs, damage: strike.damage });
     this.#onShotStruck?.({ ...strike, ally: false });
   };
 
@@ -983,13 +983,27 @@ export class ClientRuntime {
     return this.#enemiesAt(this.replicaTick);
   }
 
+  /**
+   * The enemies drawn on `tick`, but for those the player's own strikes have already
+   * killed on this timeline: what the strikes not yet claimed would deal reaches the HP
+   * the newest snapshot gave (the server, a lead behind, kills it when it gets there).
+   * One the server never agreed to kill comes back once those strikes expire unclaimed.
+   */
   #enemiesAt(tick: number): EnemyOnScreen[] {
     const world = this.world;
     if (!world) return [];
-    return this.#enemyView.at(tick, {
+    const drawn = this.#enemyView.at(tick, {
       snaps: this.#snapshots.map((s) => s.msg),
       selfId: this.playerId,
       arena: world.arena,
+    });
+    if (this.#strikes.empty) return drawn;
+    const newest = this.#snapshots[this.#snapshots.length - 1]?.msg.enemies ?? [];
+    return drawn.filter((e) => {
+      const pending = this.#strikes.pendingDamage(e.id);
+      if (pending === 0) return true;
+      const hp = newest.find((n) => n.id === e.id)?.hp ?? e.hp;
+      return hp > pending;
     });
   }
 }
