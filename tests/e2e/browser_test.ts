@@ -283,40 +283,51 @@ Deno.test({
         await shot(alice, "04_dungeon.png");
       });
 
-      await t.step("firing at an enemy lowers the wave HP the HUD shows", async () => {
-        const wave = await alice.waitForSelector("[data-testid=wave-hp]", { timeout: 8000 });
-        const hp0 = Number(await wave.getAttribute("data-hp"));
-        assert.ok(hp0 > 0);
-        const deadline = performance.now() + 10_000;
-        let hp = hp0;
-        let pressed = false;
-        while (hp >= hp0) {
-          if (performance.now() > deadline) throw new Error(`wave HP stayed at ${hp0}`);
-          // Aim at the nearest enemy through the camera, like a player would.
-          const aim = await alice.evaluate(() => {
-            const bh = (globalThis as unknown as WithBh).__bh;
-            const rt = bh.runtime!;
-            const me = rt.selfView();
-            const foes = rt.enemies(performance.now());
-            if (!me || foes.length === 0) return undefined;
-            foes.sort((a, b) =>
-              Math.hypot(a.x - me.x, a.y - me.y) - Math.hypot(b.x - me.x, b.y - me.y)
+      await t.step(
+        "firing at an enemy lowers the wave HP the HUD shows, the hit felt as it lands",
+        async () => {
+          const wave = await alice.waitForSelector("[data-testid=wave-hp]", { timeout: 8000 });
+          const hp0 = Number(await wave.getAttribute("data-hp"));
+          assert.ok(hp0 > 0);
+          const deadline = performance.now() + 10_000;
+          let hp = hp0;
+          let felt = 0;
+          let pressed = false;
+          // Until the HUD shows the damage and a hit was felt as its shot vanished on the
+          // drawn enemy (the server's word for it found it felt already).
+          while (hp >= hp0 || felt < 1) {
+            if (performance.now() > deadline) {
+              throw new Error(`wave HP ${hp} of ${hp0}, ${felt} hits felt at the strike`);
+            }
+            // Aim at the nearest enemy through the camera, like a player would.
+            const aim = await alice.evaluate(() => {
+              const bh = (globalThis as unknown as WithBh).__bh;
+              const rt = bh.runtime!;
+              const me = rt.selfView();
+              const foes = rt.enemies(performance.now());
+              if (!me || foes.length === 0) return undefined;
+              foes.sort((a, b) =>
+                Math.hypot(a.x - me.x, a.y - me.y) - Math.hypot(b.x - me.x, b.y - me.y)
+              );
+              return bh.renderer!.camera.toScreen(foes[0].x, foes[0].y);
+            });
+            if (aim) {
+              await alice.mouse.move(aim.x, aim.y);
+              if (!pressed) await alice.mouse.down();
+              pressed = true;
+            }
+            await alice.waitForTimeout(60);
+            const el = await alice.$("[data-testid=wave-hp]");
+            hp = el ? Number(await el.getAttribute("data-hp")) : 0;
+            felt = await alice.evaluate(() =>
+              (globalThis as unknown as WithBh).__bh.runtime?.hitsFeltEarlyTotal ?? 0
             );
-            return bh.renderer!.camera.toScreen(foes[0].x, foes[0].y);
-          });
-          if (aim) {
-            await alice.mouse.move(aim.x, aim.y);
-            if (!pressed) await alice.mouse.down();
-            pressed = true;
           }
-          await alice.waitForTimeout(60);
-          const el = await alice.$("[data-testid=wave-hp]");
-          hp = el ? Number(await el.getAttribute("data-hp")) : 0;
-        }
-        await shot(alice, "05_firing.png");
-        await alice.mouse.up();
-        assert.ok(hp < hp0, "the HUD's wave HP fell");
-      });
+          await shot(alice, "05_firing.png");
+          await alice.mouse.up();
+          assert.ok(hp < hp0, "the HUD's wave HP fell");
+        },
+      );
 
       await t.step("a bad name shows the server's reason on the connect screen", async () => {
         const carol = await ctx.newPage();
