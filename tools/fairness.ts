@@ -245,8 +245,8 @@ export function runFairness(
         }
         if (e.target === HitTarget.Player && e.targetId === myId) shotHitMe = true;
       } else if (e.type === "enemyKilled") {
-        // Killed by the measured player's shot: the hit on it this step was theirs.
-        const killing = events.find((h) =>
+        // Killed by the measured player's shot: the last hit on it this step was theirs.
+        const killing = events.findLast((h) =>
           h.type === "bulletHit" && h.target === HitTarget.Enemy && h.targetId === e.enemyId
         );
         const uid = killing?.type === "bulletHit" ? `${instanceId}/${killing.uid}` : "";
