@@ -63,7 +63,7 @@ Deno.test("at 150 ± 50 ms the hits a player lands are felt, and its kills seen,
   using h = new NetHarness({ seed: 2, link: { spec: "150±50" } });
   const inDungeon = (c: SimClient) =>
     c.runtime.world?.kind === "dungeon" && c.runtime.selfSnapshot() !== undefined;
-  // The shared pilot brain, seeing only what the runtime draws: it fights the first wave.
+  // The shared pilot brain, seeing only what the runtime draws: it fights the waves.
   const fight = (tick: number, c: SimClient) => {
     const rt = c.runtime;
     const self = rt.selfView();
