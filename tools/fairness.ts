@@ -144,7 +144,7 @@ export function runFairness(
   const server = new GameServer({ clock, seed: opts.seed });
   server.start();
   const observed = new WeakSet<SimWorld>();
-  /** When the measured client felt each hit on an enemy, by the server's `instance/uid`. */
+  /** When the measured client felt each of its hits on an enemy, by the server's `instance/uid`. */
   const feltAt = new Map<string, number>();
   /** The measured player's hits on enemies the runtime reported, and those a strike foretold. */
   let ownHitsHeard = 0;
@@ -167,12 +167,12 @@ export function runFairness(
     });
     const runtime: ClientRuntime = new ClientRuntime({
       send: (data) => up.send(data),
-      // When each hit on an enemy was felt: the strike's moment, or the hit's arrival.
+      // When each own hit on an enemy was felt: the strike's moment, or the hit's arrival.
       onHit: (hit, info) => {
         if (i !== 0 || hit.target !== HitTarget.Enemy) return;
         const uid = `${runtime.instanceId}/${hit.uid}`;
-        feltAt.set(uid, info.feltAtMs ?? clock.now());
         if (!myShotUids.has(uid)) return;
+        feltAt.set(uid, info.feltAtMs ?? clock.now());
         ownHitsHeard++;
         if (info.feltAtMs !== undefined) ownHitsFeltAtStrike++;
       },
