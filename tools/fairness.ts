@@ -21,7 +21,8 @@
  *                       the frame it appears after a transfer)
  *   correctionsPerMin   the measured client's prediction corrections per minute
  * Sample counts and medians go to stderr, among them how far the ally's shots are from
- * the ally's drawn ship on the frame each is first drawn (`allyShotSpawn…`), and, for
+ * the ally's drawn ship on the frame each is first drawn (`allyShotSpawn…`, the ones it
+ * fired while the measured client was there; `allyShotsSpawnedOver20Px`), and, for
  * those the server says hit an enemy, from the drawn enemy's edge on the last frame
  * each is drawn (`allyHitGap…`: negative inside it), and how long after an own shot
  * vanished on an enemy its hit was felt (`hitFelt…`: the flash and the sound, at once when
@@ -80,10 +81,16 @@ export interface FairnessDetail {
   /** The measured client's input lead over the server's estimated tick, frame by frame. */
   inputLeadMedianTicks: number;
   inputLeadMaxTicks: number;
-  /** The ally's shots drawn, and their distance from the ally's drawn ship when first drawn. */
+  /**
+   * The ally's shots fired while the measured client watched (not those already in flight
+   * when it arrived), and their distance from the ally's drawn ship when first drawn.
+   */
   allyShots: number;
   allyShotSpawnMedianPx: number;
   allyShotSpawnP90Px: number;
+  allyShotSpawnMaxPx: number;
+  /** Of those, the ones first drawn more than 20 px from the ship (mid-flight). */
+  allyShotsSpawnedOver20Px: number;
   allyHits: number;
   allyHitGapMedianPx: number;
   allyHitGapP90Px: number;
@@ -123,8 +130,11 @@ interface Frame {
   readonly ally: { x: number; y: number } | undefined;
   /** Own shots by `instance/uid` (uids are per instance), under the uid first drawn. */
   readonly shots: Map<string, { x: number; y: number; dx: number; dy: number }>;
-  /** The ally's shots by `instance/uid`, wherever the runtime draws them. */
-  readonly allyShots: Map<string, { x: number; y: number }>;
+  /**
+   * The ally's shots by `instance/uid`, wherever the runtime draws them; `fired`: one
+   * fired since the Enter (the ones in flight then were never at a muzzle here).
+   */
+  readonly allyShots: Map<string, { x: number; y: number; fired: boolean }>;
 }
 
 interface Pilot {
@@ -350,7 +360,9 @@ export function runFairness(
     for (const [uid, s] of frame.allyShots) {
       if (seenAllyShots.has(uid)) continue;
       seenAllyShots.add(uid);
-      if (frame.ally) allySpawnPx.push(Math.hypot(s.x - frame.ally.x, s.y - frame.ally.y));
+      if (frame.ally && s.fired) {
+        allySpawnPx.push(Math.hypot(s.x - frame.ally.x, s.y - frame.ally.y));
+      }
     }
     // The ally's hits on enemies: the last frame each shot was drawn (none: never drawn).
     for (let i = pendingAllyHits.length - 1; i >= 0; i--) {
@@ -452,6 +464,8 @@ export function runFairness(
     allyShots: allySpawnPx.length,
     allyShotSpawnMedianPx: round1(quantile(allySpawnPx, 0.5)),
     allyShotSpawnP90Px: round1(quantile(allySpawnPx, 0.9)),
+    allyShotSpawnMaxPx: round1(max(allySpawnPx)),
+    allyShotsSpawnedOver20Px: allySpawnPx.filter((px) => px > 20).length,
     allyHits: allyHitGapPx.length,
     allyHitGapMedianPx: round1(quantile(allyHitGapPx, 0.5)),
     allyHitGapP90Px: round1(quantile(allyHitGapPx, 0.9)),
@@ -495,11 +509,13 @@ function drawFrame(
     const uid = opts.aliases.get(key) ?? key;
     shots.set(uid, { x: pool.x[i], y: pool.y[i], dx: pool.dirX[i], dy: pool.dirY[i] });
   }
-  const allyShots = new Map<string, { x: number; y: number }>();
+  const allyShots = new Map<string, { x: number; y: number; fired: boolean }>();
+  // The main replica holds an ally's shots only from the Enter's bullets in flight.
   for (const shots of [rt.replica, rt.allyShots]) {
+    const fired = shots === rt.allyShots;
     for (let i = 0; i < shots.count; i++) {
       if (shots.team[i] !== Team.Player || shots.owner[i] !== allyId) continue;
-      allyShots.set(`${rt.instanceId}/${shots.uid[i]}`, { x: shots.x[i], y: shots.y[i] });
+      allyShots.set(`${rt.instanceId}/${shots.uid[i]}`, { x: shots.x[i], y: shots.y[i], fired });
     }
   }
   const self = rt.selfView();

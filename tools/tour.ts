@@ -322,15 +322,15 @@ async function tourOne(
       const look = () => {
         const scene = g.__bh.renderer?.lastScene;
         const at = g.__bh.runtime?.instanceId ?? "";
-        // Wherever the page draws them: player shots of a ship that is not the page's own.
-        for (const pool of scene ? [scene.bullets, scene.allyShots] : []) {
-          for (let i = 0; pool && i < pool.count; i++) {
-            const ship = scene!.others.find((o) => o.id === pool.owner[i]);
-            const key = `${at}/${pool.uid[i]}`;
-            if (pool.team[i] !== 1 || !ship || seen.has(key)) continue;
-            seen.add(key);
-            g.__allyShotPx!.push(Math.hypot(pool.x[i] - ship.x, pool.y[i] - ship.y));
-          }
+        // The crewmates' shots fired since the page arrived (the ones in flight then are in
+        // the main replica: they were never at a muzzle here).
+        const pool = scene?.allyShots;
+        for (let i = 0; pool && i < pool.count; i++) {
+          const ship = scene!.others.find((o) => o.id === pool.owner[i]);
+          const key = `${at}/${pool.uid[i]}`;
+          if (pool.team[i] !== 1 || !ship || seen.has(key)) continue;
+          seen.add(key);
+          g.__allyShotPx!.push(Math.hypot(pool.x[i] - ship.x, pool.y[i] - ship.y));
         }
         requestAnimationFrame(look);
       };

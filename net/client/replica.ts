@@ -10,7 +10,9 @@
  * A replica may hold only some volleys (`keeps`) and trail the server: the client
  * keeps its allies' shots in one that runs on the ticks their ships are drawn at, so
  * a shot leaves the drawn muzzle; there a hit waits for the end of its batch's ticks
- * (`holdHits`), where the shot has reached what it struck.
+ * (`holdHits`), where the shot has reached what it struck. A volley that reaches such a
+ * replica after its birth there (a stall held it back) may start at its muzzle all the
+ * same, late, rather than fast-forwarded to mid-flight (`lateFromMuzzle`).
  */
 import { CONTENT } from "../../content/mod.ts";
 import { TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
@@ -62,6 +64,9 @@ interface ShotSink {
  */
 const PREDICTED_UID_TOP = 0xffffffff;
 
+/** Late-started bullets remembered before the gone ones are forgotten (`lateFromMuzzle`). */
+const MAX_LATE_REMEMBERED = 64;
+
 /** What became of a predicted own shot (for sounds, flashes and measurements). */
 export interface OwnShotNote {
   /** The tick of the input that fired it (its birth tick). */
@@ -102,6 +107,8 @@ export class BulletReplica {
    * vanishes there, as the server, judging by what its owner saw, lands the hit.
    */
   shotTargets: ((tick: number) => readonly ShotTarget[]) | undefined;
+  /** Volleys started at their muzzle after their birth tick here (`lateFromMuzzle`). */
+  lateVolleysTotal = 0;
   /** Player shots retired here on a drawn enemy before the server's word came. */
   predictedHitsTotal = 0;
   /** The local player, whose shots are predicted (-1: none). */
@@ -117,6 +124,9 @@ export class BulletReplica {
   readonly #holdHits: boolean;
   /** Hits waiting for the replica to reach the last tick they can have happened on. */
   #heldHits: { hit: HitRecord; batchTick: number }[] = [];
+  readonly #lateFromMuzzle: boolean;
+  /** Bullets started late at their muzzle (`lateFromMuzzle`), by uid: how many ticks late. */
+  readonly #late = new Map<number, number>();
 
   constructor(
     arena: ArenaDef,
@@ -138,6 +148,14 @@ export class BulletReplica {
        */
       holdHits?: boolean;
       onHeldHit?: (hit: HitRecord, batchTick: number) => void;
+      /**
+       * For bullets that are only drawn (allies' shots, which hit nothing of yours): a
+       * volley arriving after its birth tick here starts at its muzzle now instead of
+       * being fast-forwarded to where the server has it, and trails the server's by the
+       * ticks it was late; a held hit on one of its bullets waits those ticks more, so it
+       * lands where that bullet has reached what it struck.
+       */
+      lateFromMuzzle?: boolean;
     },
   ) {
     this.#arena = arena;
@@ -147,6 +165,7 @@ export class BulletReplica {
     this.#onHeldHit = opts.onHeldHit;
     this.#keeps = opts.keeps ?? (() => true);
     this.#holdHits = opts.holdHits ?? false;
+    this.#lateFromMuzzle = opts.lateFromMuzzle ?? false;
     this.reset(arena, opts);
   }
 
@@ -158,6 +177,7 @@ export class BulletReplica {
     this.#pending = [];
     this.#deadEarly.clear();
     this.#heldHits = [];
+    this.#late.clear();
     this.#sink = undefined;
     this.#predicted.clear();
     for (const b of opts.bullets ?? []) this.pool.add(b);
@@ -295,6 +315,13 @@ export class BulletReplica {
         if (this.#deadEarly.delete(this.pool.uid[i])) this.pool.remove(i);
       }
     }
+    if (this.#lateFromMuzzle && volley.birthTick < this.tick) {
+      // Born now, at the muzzle: it flies the server's path, the ticks it was late behind.
+      this.lateVolleysTotal++;
+      this.#noteLate(from, this.tick - volley.birthTick);
+      this.#sinkShots(this.tick, from);
+      return;
+    }
     // The same integration the server ran, one tick at a time, sink included.
     const born = volley.birthTick;
     this.#sinkShots(born, from);
@@ -303,6 +330,17 @@ export class BulletReplica {
       ticks: this.tick - born,
       afterStep: (k) => this.#sinkShots(born + k, from),
     });
+  }
+
+  /** Remembers the bullets in slots [from, count) as started `ticks` late. */
+  #noteLate(from: number, ticks: number): void {
+    const late = this.#late;
+    // Bullets die here without a word (their time, the arena's edge, the boss): forget
+    // those once the memory is more than a few ticks of volleys.
+    if (late.size >= MAX_LATE_REMEMBERED) {
+      for (const uid of late.keys()) if (this.pool.slotOf(uid) < 0) late.delete(uid);
+    }
+    for (let i = from; i < this.pool.count; i++) late.set(this.pool.uid[i], ticks);
   }
 
   /**
@@ -393,12 +431,14 @@ export class BulletReplica {
     const due: { hit: HitRecord; batchTick: number }[] = [];
     const waiting: typeof due = [];
     for (const h of this.#heldHits) {
-      (h.batchTick + TICKS_PER_SNAPSHOT - 1 <= this.tick ? due : waiting).push(h);
+      const late = this.#late.get(h.hit.uid) ?? 0;
+      (h.batchTick + TICKS_PER_SNAPSHOT - 1 + late <= this.tick ? due : waiting).push(h);
     }
     if (due.length === 0) return;
     this.#heldHits = waiting;
     this.#impacts.clear();
     for (const h of due) {
+      this.#late.delete(h.hit.uid);
       this.hit(h.hit);
       this.#onHeldHit?.(h.hit, h.batchTick);
     }

@@ -305,6 +305,8 @@ export class ClientRuntime {
   enemyHitsTotal = 0;
   hitsFeltEarlyTotal = 0;
   #sunkBefore = 0;
+  /** Allies' volleys started late at their muzzle in earlier instances. */
+  #lateBefore = 0;
 
   constructor(opts: RuntimeOptions) {
     this.#send = opts.send;
@@ -504,6 +506,7 @@ export class ClientRuntime {
     this.roster.clear();
     for (const r of msg.roster) this.roster.set(r.id, r.name);
     this.#sunkBefore += (this.#replica?.sunkTotal ?? 0) + (this.#allyShots?.sunkTotal ?? 0);
+    this.#lateBefore += this.#allyShots?.lateVolleysTotal ?? 0;
     // Enemy ids and uids are the instance's own: a strike in the last one is no hit here.
     this.#strikes.clear();
     this.#allyStrikes.clear();
@@ -528,6 +531,8 @@ export class ClientRuntime {
       holdHits: true,
       // An ally's shot strikes where it is drawn, on its ship's timeline: the flash then.
       onHeldHit: (hit, tick) => this.#hit(hit, { tick, held: true }),
+      // A volley a stall held back past its birth here still leaves the drawn muzzle.
+      lateFromMuzzle: true,
     });
     this.#replica.ownerId = this.playerId;
     this.#replica.shotTargets = (tick) =>
@@ -895,6 +900,14 @@ export class ClientRuntime {
    */
   get allyShots(): BulletPool {
     return this.#allyShots?.pool ?? EMPTY_POOL;
+  }
+
+  /**
+   * Allies' volleys that arrived after their birth on the ticks their ships are drawn at
+   * (a stall held them back): started at the muzzle, late, rather than mid-flight.
+   */
+  get allyVolleysLateTotal(): number {
+    return this.#lateBefore + (this.#allyShots?.lateVolleysTotal ?? 0);
   }
 
   /** Early bullet deaths: hits the server sent plus shots the replicas saw die on the boss. */

@@ -26,6 +26,9 @@ Deno.test("at 150 ± 50 ms with stalls: shots at the muzzle, hits and contact as
     // The ally's shots leave the ally's drawn muzzle (on the present timeline: 470 px off).
     assert.ok(detail.allyShots > 300, `${detail.allyShots} ally shots drawn`);
     assert.ok(detail.allyShotSpawnP90Px <= 8, `ally shots ${detail.allyShotSpawnP90Px} px out`);
+    // Even the ones a stall held back past their birth there (~140 px out, mid-flight, when
+    // fast-forwarded; from the muzzle now, off the ship by what it moved since it fired).
+    assert.ok(detail.allyShotSpawnMaxPx <= 80, `an ally shot ${detail.allyShotSpawnMaxPx} px out`);
     // Hits are felt as the shot vanishes on the drawn enemy, not ~0.7 s later when the
     // server's word comes; and the strikes the server never agreed with stay rare.
     assert.ok(

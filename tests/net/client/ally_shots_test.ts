@@ -1,8 +1,9 @@
 /**
  * Allies' shots on their ships' timeline: a replica that holds only other players'
- * shots and trails the server (`keeps`, `holdHits`), unit by unit, then end to end
- * with the real server and two ClientRuntimes through the link simulator at 150 ± 50
- * ms: each of the ally's shots is first drawn at the ally's drawn muzzle.
+ * shots and trails the server (`keeps`, `holdHits`, `lateFromMuzzle`), unit by unit,
+ * then end to end with the real server and two ClientRuntimes through the link
+ * simulator at 150 ± 50 ms, with and without stalls: each of the ally's shots is first
+ * drawn at the ally's drawn muzzle, or, held back by a stall, where the ship fired it.
  */
 import assert from "node:assert/strict";
 import { BulletReplica } from "../../../net/client/replica.ts";
@@ -39,13 +40,16 @@ function events(
 }
 
 /** A replica of player 9's shots only, trailing: at tick 100 while the server is further on. */
-function trailing(): { r: BulletReplica; landed: { hit: HitRecord; tick: number }[] } {
+function trailing(
+  opts: { lateFromMuzzle?: boolean } = {},
+): { r: BulletReplica; landed: { hit: HitRecord; tick: number }[] } {
   const landed: { hit: HitRecord; tick: number }[] = [];
   const r = new BulletReplica(ARENA, {
     tick: 100,
     keeps: (v) => v.team === Team.Player && v.owner === 9,
     holdHits: true,
     onHeldHit: (hit, tick) => landed.push({ hit, tick }),
+    lateFromMuzzle: opts.lateFromMuzzle,
   });
   return { r, landed };
 }
@@ -123,6 +127,32 @@ Deno.test("a trailing replica holds no hit on a bullet it never had, and lands o
   assert.deepEqual(landed, [{ hit: late, tick: 92 }]);
 });
 
+Deno.test("a volley that reaches a trailing replica after its birth there starts at its muzzle, its hit the ticks it was late behind", () => {
+  const { r, landed } = trailing({ lateFromMuzzle: true });
+  // A stall held the volley of tick 90 back: this timeline is on 100 when it arrives.
+  r.applyEvents(events(90, { volleys: [shot(90, { owner: 9, uid0: 50 })] }));
+  assert.equal(r.pool.count, 1);
+  assert.deepEqual([r.pool.x[0], r.pool.y[0]], [640, 800], "at the muzzle, not 10 ticks on");
+  // The server's hit was in the batch of 92-94, its shot 4 ticks out: here 10 ticks later.
+  const hit = { uid: 50, target: 1, targetId: 3, damage: 1 };
+  assert.deepEqual(r.applyEvents(events(92, { hits: [hit] })), [hit], "held");
+  r.advanceTo(103);
+  assert.equal(r.pool.count, 1, "not yet where the server's shot struck");
+  assert.equal(landed.length, 0);
+  r.advanceTo(104);
+  assert.equal(r.pool.count, 0, "gone when it has flown as far as the server's had");
+  assert.deepEqual(landed, [{ hit, tick: 92 }]);
+  const at = r.impactOf(50);
+  assert.ok(at && Math.abs(at.y - (800 - 4 * STEP_PX)) < 1e-6, "the 4 ticks the server's flew");
+  // A shot that is on time here is not delayed by one that was late.
+  r.applyEvents(events(110, { volleys: [shot(110, { owner: 9, uid0: 51 })] }));
+  r.advanceTo(110);
+  assert.deepEqual([r.pool.x[0], r.pool.y[0]], [640, 800], "born on its tick");
+  r.applyEvents(events(111, { hits: [{ uid: 51, target: 1, targetId: 3, damage: 1 }] }));
+  r.advanceTo(111 + TICKS_PER_SNAPSHOT - 1);
+  assert.equal(r.pool.count, 0, "its hit lands at the end of its batch, as any");
+});
+
 Deno.test("an ally's shot that dies on the boss on the trailing timeline does so when drawn there", () => {
   const sunk: number[] = [];
   const r = new BulletReplica(ARENA, {
@@ -154,8 +184,15 @@ function shotsOf(
   return out;
 }
 
-Deno.test("at 150 ± 50 ms an ally's shots leave the ally's drawn muzzle", () => {
-  using h = new NetHarness({ seed: 4, link: { spec: "150±50" } });
+/**
+ * The watcher's first sight of each shot the ally fires over `seconds` of strafing fire,
+ * as its distance from the ally's drawn ship (the watcher's link is `link`).
+ */
+function allyShotsFirstDrawn(
+  link: string,
+  seconds: number,
+): { fromMuzzle: number[]; late: number } {
+  using h = new NetHarness({ seed: 4, link: { spec: link } });
   const inDungeon = (c: SimClient) =>
     c.runtime.world?.kind === "dungeon" && c.runtime.selfSnapshot() !== undefined;
   const walkIn = (tick: number, c: SimClient) => (inDungeon(c) ? IDLE : toPortal(tick, c));
@@ -174,7 +211,7 @@ Deno.test("at 150 ± 50 ms an ally's shots leave the ally's drawn muzzle", () =>
   const allyId = ally.runtime.playerId;
   const seen = new Set<number>();
   const fromMuzzle: number[] = [];
-  for (let ms = 0; ms < 4000; ms += 16) {
+  for (let ms = 0; ms < seconds * 1000; ms += 16) {
     h.pump(16);
     const now = h.clock.now();
     const drawn = me.runtime.remotePlayers(now).find((p) => p.id === allyId);
@@ -186,14 +223,34 @@ Deno.test("at 150 ± 50 ms an ally's shots leave the ally's drawn muzzle", () =>
     }
   }
   fromMuzzle.sort((a, b) => a - b);
-  const worst = fromMuzzle[fromMuzzle.length - 1];
   console.log(
-    `${fromMuzzle.length} ally shots: first drawn ${
+    `${link}: ${fromMuzzle.length} ally shots first drawn ${
       fromMuzzle[fromMuzzle.length >> 1].toFixed(1)
-    } ` +
-      `px (median), ${worst.toFixed(1)} px (worst) from the ally's drawn ship`,
+    } px (median), ${
+      fromMuzzle[fromMuzzle.length - 1].toFixed(1)
+    } px (worst) from the ally's drawn ship`,
   );
+  return { fromMuzzle, late: me.runtime.allyVolleysLateTotal };
+}
+
+Deno.test("at 150 ± 50 ms an ally's shots leave the ally's drawn muzzle", () => {
+  const { fromMuzzle } = allyShotsFirstDrawn("150±50", 4);
+  const worst = fromMuzzle[fromMuzzle.length - 1];
   assert.ok(fromMuzzle.length >= 25, `${fromMuzzle.length} shots seen in 4 s of fire`);
   // The ship moves 4 px a tick and a frame draws the shot on a whole tick: a few px.
   assert.ok(worst <= 8, `worst ${worst.toFixed(1)} px from the muzzle`);
+});
+
+Deno.test("on a link that stalls, an ally's shot held back past its birth still starts where it was fired", () => {
+  // A stall of 250 ms about every 2 s on the links: volleys fired in one arrive after the
+  // ally's timeline here has passed their birth. Fast-forwarded, they were first drawn up
+  // to ~10 ticks of flight out (146 px here); started at the muzzle, they are off the
+  // drawn ship by what the ship moved since it fired (43 px here).
+  const { fromMuzzle, late } = allyShotsFirstDrawn("150±50,stall=250/2000", 12);
+  const worst = fromMuzzle[fromMuzzle.length - 1];
+  console.log(`${late} volleys arrived after their birth on the ally's timeline`);
+  assert.ok(late >= 3, `${late} held back: the stalls must hold some back for this to test`);
+  assert.ok(fromMuzzle.length >= 80, `${fromMuzzle.length} shots seen in 12 s of fire`);
+  assert.ok(fromMuzzle[Math.floor(fromMuzzle.length * 0.9)] <= 8, "nine in ten at the muzzle");
+  assert.ok(worst <= 60, `worst ${worst.toFixed(1)} px from the drawn ship`);
 });
