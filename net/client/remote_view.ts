@@ -41,6 +41,11 @@ export class RemoteView {
     this.#delayAtMs = -Infinity;
   }
 
+  /** Where ship `id` was drawn last (`ships`), if it was drawn lately. */
+  lastShown(id: number): { readonly x: number; readonly y: number } | undefined {
+    return this.#shown.get(id);
+  }
+
   /** A snapshot of `tick` arrived at `nowMs`. */
   arrived(tick: number, nowMs: number): void {
     this.#arrivals.push({ atMs: nowMs, value: tick - nowMs / TICK_MS });

@@ -67,6 +67,26 @@ const PREDICTED_UID_TOP = 0xffffffff;
 /** Late-started bullets remembered before the gone ones are forgotten (`lateFromMuzzle`). */
 const MAX_LATE_REMEMBERED = 64;
 
+/**
+ * Ticks over which a shot started at its ship's drawn muzzle, off its volley's path,
+ * glides back onto it (`muzzleOf`): a few px a tick across a flight of ~12 px a tick.
+ */
+const MUZZLE_BLEND_TICKS = 10;
+
+/**
+ * How far a volley's muzzle may be from where its ship is drawn before the volley starts
+ * at the drawn ship instead (`muzzleOf`): about a frame's motion of a ship, which the
+ * drawn ship of the frame before, the one known here, is behind by.
+ */
+const MUZZLE_OFF_PX = 8;
+
+/** A bullet drawn off its volley's path (from the drawn muzzle), gliding back. */
+interface Glide {
+  dx: number;
+  dy: number;
+  ticksLeft: number;
+}
+
 /** What became of a predicted own shot (for sounds, flashes and measurements). */
 export interface OwnShotNote {
   /** The tick of the input that fired it (its birth tick). */
@@ -127,6 +147,12 @@ export class BulletReplica {
   readonly #lateFromMuzzle: boolean;
   /** Bullets started late at their muzzle (`lateFromMuzzle`), by uid: how many ticks late. */
   readonly #late = new Map<number, number>();
+  /** Where a volley's owner is drawn (`muzzleOf`). */
+  readonly #muzzleOf: ((owner: number) => { x: number; y: number } | undefined) | undefined;
+  /** Bullets started at their ship's drawn muzzle, still off their volley's path, by uid. */
+  readonly #glides = new Map<number, Glide>();
+  /** Volleys that arrived late, re-born on the next tick here: how many ticks late. */
+  readonly #reborn = new Map<Volley, number>();
 
   constructor(
     arena: ArenaDef,
@@ -156,6 +182,13 @@ export class BulletReplica {
        * lands where that bullet has reached what it struck.
        */
       lateFromMuzzle?: boolean;
+      /**
+       * Where the owner of a volley is drawn (on the last frame): a volley whose muzzle is
+       * more than MUZZLE_OFF_PX from it (the ship moved on while a late volley waited, or
+       * is drawn gliding back after a stall) starts there instead, and glides back onto
+       * its path over MUZZLE_BLEND_TICKS.
+       */
+      muzzleOf?: (owner: number) => { x: number; y: number } | undefined;
     },
   ) {
     this.#arena = arena;
@@ -166,6 +199,7 @@ export class BulletReplica {
     this.#keeps = opts.keeps ?? (() => true);
     this.#holdHits = opts.holdHits ?? false;
     this.#lateFromMuzzle = opts.lateFromMuzzle ?? false;
+    this.#muzzleOf = opts.muzzleOf;
     this.reset(arena, opts);
   }
 
@@ -178,6 +212,8 @@ export class BulletReplica {
     this.#deadEarly.clear();
     this.#heldHits = [];
     this.#late.clear();
+    this.#glides.clear();
+    this.#reborn.clear();
     this.#sink = undefined;
     this.#predicted.clear();
     for (const b of opts.bullets ?? []) this.pool.add(b);
@@ -284,7 +320,16 @@ export class BulletReplica {
     }
     for (const v of msg.volleys) {
       if (cleared && v.team === cleared.team && v.birthTick <= cleared.tick) continue;
-      if (this.#keeps(v)) this.spawn(v);
+      if (!this.#keeps(v)) continue;
+      if (this.#lateFromMuzzle && v.birthTick <= this.tick) {
+        // Its birth here is drawn already: born on the next tick drawn, at the muzzle, it
+        // flies the server's path the ticks it was late behind.
+        const reborn = { ...v, birthTick: this.tick + 1 };
+        this.#reborn.set(reborn, reborn.birthTick - v.birthTick);
+        this.spawn(reborn);
+        continue;
+      }
+      this.spawn(v);
     }
     if (!this.#holdHits) {
       for (const h of msg.hits) this.hit(h);
@@ -315,13 +360,13 @@ export class BulletReplica {
         if (this.#deadEarly.delete(this.pool.uid[i])) this.pool.remove(i);
       }
     }
-    if (this.#lateFromMuzzle && volley.birthTick < this.tick) {
-      // Born now, at the muzzle: it flies the server's path, the ticks it was late behind.
+    const late = this.#reborn.get(volley);
+    if (late !== undefined) {
+      this.#reborn.delete(volley);
       this.lateVolleysTotal++;
-      this.#noteLate(from, this.tick - volley.birthTick);
-      this.#sinkShots(this.tick, from);
-      return;
+      this.#noteLate(from, late);
     }
+    if (this.#muzzleOf) this.#fromMuzzle(volley, from);
     // The same integration the server ran, one tick at a time, sink included.
     const born = volley.birthTick;
     this.#sinkShots(born, from);
@@ -341,6 +386,44 @@ export class BulletReplica {
       for (const uid of late.keys()) if (this.pool.slotOf(uid) < 0) late.delete(uid);
     }
     for (let i = from; i < this.pool.count; i++) late.set(this.pool.uid[i], ticks);
+  }
+
+  /**
+   * Moves a volley's bullets (slots [from, count), just born) to its owner's drawn muzzle
+   * when that is off theirs, and has them glide back onto the volley's path.
+   */
+  #fromMuzzle(volley: Volley, from: number): void {
+    const muzzle = this.#muzzleOf?.(volley.owner);
+    if (!muzzle || from >= this.pool.count) return;
+    const pool = this.pool;
+    // The volley's first bullet left where its ship was when it fired.
+    const dx = muzzle.x - pool.x[from];
+    const dy = muzzle.y - pool.y[from];
+    if (dx * dx + dy * dy <= MUZZLE_OFF_PX * MUZZLE_OFF_PX) return;
+    for (let i = from; i < pool.count; i++) {
+      pool.x[i] += dx;
+      pool.y[i] += dy;
+      this.#glides.set(pool.uid[i], { dx, dy, ticksLeft: MUZZLE_BLEND_TICKS });
+    }
+  }
+
+  /** One tick of every glide: a share of what is left of each offset is taken back. */
+  #glide(): void {
+    const pool = this.pool;
+    for (const [uid, g] of this.#glides) {
+      const slot = pool.slotOf(uid);
+      if (slot < 0) {
+        this.#glides.delete(uid);
+        continue;
+      }
+      const mx = g.dx / g.ticksLeft;
+      const my = g.dy / g.ticksLeft;
+      pool.x[slot] -= mx;
+      pool.y[slot] -= my;
+      g.dx -= mx;
+      g.dy -= my;
+      if (--g.ticksLeft === 0) this.#glides.delete(uid);
+    }
   }
 
   /**
@@ -453,6 +536,7 @@ export class BulletReplica {
   clearTeam(team: number): void {
     this.pool.clearTeam(team);
     this.#pending = this.#pending.filter((v) => v.team !== team);
+    for (const v of this.#reborn.keys()) if (v.team === team) this.#reborn.delete(v);
   }
 
   /** Integrates up to the end of `tick`, spawning pending volleys as their birth ticks pass. */
@@ -460,6 +544,7 @@ export class BulletReplica {
     while (this.tick < tick) {
       this.tick++;
       stepBullets(this.pool, this.#arena);
+      if (this.#glides.size > 0) this.#glide();
       const pending = this.#pending;
       if (pending.length > 0 && pending[0].birthTick <= this.tick) {
         let n = 1;
