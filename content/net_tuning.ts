@@ -115,6 +115,11 @@ export const REMOTE_VIEW = {
   snapPx: 200,
   /** A ship not drawn for this long starts afresh. */
   forgetAfterMs: 1000,
+  /**
+   * Where a ship was drawn counts as where it is drawn for this long (a few frames): an
+   * ally's shot starts there (`RemoteView.lastShown`).
+   */
+  shownFreshMs: 100,
 } as const;
 /**
  * The bounded rewind: the server judges contact damage and player shots against

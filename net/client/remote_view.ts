@@ -41,9 +41,10 @@ export class RemoteView {
     this.#delayAtMs = -Infinity;
   }
 
-  /** Where ship `id` was drawn last (`ships`), if it was drawn lately. */
-  lastShown(id: number): { readonly x: number; readonly y: number } | undefined {
-    return this.#shown.get(id);
+  /** Where ship `id` was drawn last (`ships`), if that was within `shownFreshMs` of `nowMs`. */
+  lastShown(id: number, nowMs: number): { readonly x: number; readonly y: number } | undefined {
+    const s = this.#shown.get(id);
+    return s && s.seenAtMs >= nowMs - REMOTE_VIEW.shownFreshMs ? s : undefined;
   }
 
   /** A snapshot of `tick` arrived at `nowMs`. */

@@ -12,7 +12,8 @@
  * a shot leaves the drawn muzzle; there a hit waits for the end of its batch's ticks
  * (`holdHits`), where the shot has reached what it struck. A volley that reaches such a
  * replica after its birth there (a stall held it back) may start at its muzzle all the
- * same, late, rather than fast-forwarded to mid-flight (`lateFromMuzzle`).
+ * same, late, rather than fast-forwarded to mid-flight (`lateFromMuzzle`), and one whose
+ * ship is drawn off its muzzle may start at the drawn ship (`muzzleOf`).
  */
 import { CONTENT } from "../../content/mod.ts";
 import { TICKS_PER_SNAPSHOT } from "../../content/net_tuning.ts";
@@ -127,7 +128,7 @@ export class BulletReplica {
    * vanishes there, as the server, judging by what its owner saw, lands the hit.
    */
   shotTargets: ((tick: number) => readonly ShotTarget[]) | undefined;
-  /** Volleys started at their muzzle after their birth tick here (`lateFromMuzzle`). */
+  /** Volleys born late here, at their muzzle, rather than mid-flight (`lateFromMuzzle`). */
   lateVolleysTotal = 0;
   /** Player shots retired here on a drawn enemy before the server's word came. */
   predictedHitsTotal = 0;
@@ -176,10 +177,10 @@ export class BulletReplica {
       onHeldHit?: (hit: HitRecord, batchTick: number) => void;
       /**
        * For bullets that are only drawn (allies' shots, which hit nothing of yours): a
-       * volley arriving after its birth tick here starts at its muzzle now instead of
-       * being fast-forwarded to where the server has it, and trails the server's by the
-       * ticks it was late; a held hit on one of its bullets waits those ticks more, so it
-       * lands where that bullet has reached what it struck.
+       * volley arriving once its birth tick here is drawn is born on the next tick, at its
+       * muzzle, instead of being fast-forwarded to where the server has it, and trails the
+       * server's by the ticks it was late; a held hit on one of its bullets waits those
+       * ticks more, so it lands where that bullet has reached what it struck.
        */
       lateFromMuzzle?: boolean;
       /**

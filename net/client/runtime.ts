@@ -533,7 +533,7 @@ export class ClientRuntime {
       onHeldHit: (hit, tick) => this.#hit(hit, { tick, held: true }),
       // A volley a stall held back past its birth here still leaves the drawn muzzle.
       lateFromMuzzle: true,
-      muzzleOf: (owner) => this.#remote.lastShown(owner),
+      muzzleOf: (owner) => this.#remote.lastShown(owner, this.#nowMs),
     });
     this.#replica.ownerId = this.playerId;
     this.#replica.shotTargets = (tick) =>

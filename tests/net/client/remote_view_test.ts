@@ -101,3 +101,18 @@ Deno.test("the interpolation delay follows the measured jitter", () => {
   assert.ok(jittery.delayTicks > calm.delayTicks + 2, "more jitter, more delay");
   assert.ok(calm.maxStep <= 4.01 && jittery.maxStep <= 8, "smooth either way");
 });
+
+Deno.test("lastShown() is where a ship was drawn on a recent frame, and nothing once that is stale", () => {
+  const view = new RemoteView();
+  const snaps = [snap(90, path(90)), snap(93, path(93))];
+  view.arrived(90, 90 * TICK_MS);
+  view.arrived(93, 93 * TICK_MS);
+  const nowMs = 96 * TICK_MS;
+  assert.equal(view.lastShown(2, nowMs), undefined, "not drawn yet");
+  const drawn = view.ships(snaps, { nowMs, selfId: 1 }).find((s) => s.id === 2)!;
+  const shown = view.lastShown(2, nowMs + FRAME_MS);
+  assert.deepEqual(shown && [shown.x, shown.y], [drawn.x, drawn.y], "a frame later: that place");
+  assert.equal(view.lastShown(1, nowMs), undefined, "the local ship is never drawn here");
+  const stale = nowMs + REMOTE_VIEW.shownFreshMs + 1;
+  assert.equal(view.lastShown(2, stale), undefined, "not drawn for a while: nowhere");
+});
