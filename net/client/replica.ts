@@ -81,6 +81,13 @@ const MUZZLE_BLEND_TICKS = 10;
  */
 const MUZZLE_OFF_PX = 8;
 
+/**
+ * Further than this, the drawn ship is not drifting off the volley's path but somewhere
+ * else altogether (drawn before a jump it has not caught up with): the volley keeps its
+ * own muzzle rather than sweep across the arena.
+ */
+const MUZZLE_MAX_OFF_PX = 120;
+
 /** A bullet drawn off its volley's path (from the drawn muzzle), gliding back. */
 interface Glide {
   dx: number;
@@ -400,7 +407,8 @@ export class BulletReplica {
     // The volley's first bullet left where its ship was when it fired.
     const dx = muzzle.x - pool.x[from];
     const dy = muzzle.y - pool.y[from];
-    if (dx * dx + dy * dy <= MUZZLE_OFF_PX * MUZZLE_OFF_PX) return;
+    const off2 = dx * dx + dy * dy;
+    if (off2 <= MUZZLE_OFF_PX ** 2 || off2 > MUZZLE_MAX_OFF_PX ** 2) return;
     for (let i = from; i < pool.count; i++) {
       pool.x[i] += dx;
       pool.y[i] += dy;

@@ -182,6 +182,12 @@ Deno.test("a volley starts where its ship is drawn when that is off its muzzle, 
   r.advanceTo(130);
   const i = r.pool.slotOf(41);
   assert.deepEqual([r.pool.x[i], r.pool.y[i]], [640, 800], "its own muzzle");
+  // A ship drawn far off (before a jump it has not caught up with) is not where it fired.
+  drawnAt.x = 1100;
+  r.applyEvents(events(140, { volleys: [shot(140, { owner: 9, uid0: 42 })] }));
+  r.advanceTo(140);
+  const j = r.pool.slotOf(42);
+  assert.deepEqual([r.pool.x[j], r.pool.y[j]], [640, 800], "its own muzzle, no sweep");
 });
 
 Deno.test("an ally's shot that dies on the boss on the trailing timeline does so when drawn there", () => {
