@@ -8,7 +8,8 @@
  * them. The last line is JSON: per size, page errors, console errors, HUD problems
  * per step (overlaps, text cut off, HUD on the arena), frame-interval figures, the
  * snapshots the page could not use (a delta whose baseline it lacked), and how far the
- * crewmates' shots were from their ships, as drawn, on the first frame that drew each.
+ * crewmates' shots (those fired since the page arrived) were from their ships, as drawn,
+ * on the first frame that drew each.
  *
  *   deno task tour                                  every size, LINK_SIM 150±50,stall=250/4000
  *   deno task tour --size 390x844 --link 75±25      one size, another link
