@@ -159,8 +159,6 @@ export class BulletReplica {
   readonly #muzzleOf: ((owner: number) => { x: number; y: number } | undefined) | undefined;
   /** Bullets started at their ship's drawn muzzle, still off their volley's path, by uid. */
   readonly #glides = new Map<number, Glide>();
-  /** Volleys that arrived late, re-born on the next tick here: how many ticks late. */
-  readonly #reborn = new Map<Volley, number>();
 
   constructor(
     arena: ArenaDef,
@@ -221,7 +219,6 @@ export class BulletReplica {
     this.#heldHits = [];
     this.#late.clear();
     this.#glides.clear();
-    this.#reborn.clear();
     this.#sink = undefined;
     this.#predicted.clear();
     for (const b of opts.bullets ?? []) this.pool.add(b);
@@ -333,7 +330,9 @@ export class BulletReplica {
         // Its birth here is drawn already: born on the next tick drawn, at the muzzle, it
         // flies the server's path the ticks it was late behind.
         const reborn = { ...v, birthTick: this.tick + 1 };
-        this.#reborn.set(reborn, reborn.birthTick - v.birthTick);
+        this.lateVolleysTotal++;
+        // Known before it is born: a hit on it may come with it, or before its birth here.
+        this.#noteLate(reborn, reborn.birthTick - v.birthTick);
         this.spawn(reborn);
         continue;
       }
@@ -368,12 +367,6 @@ export class BulletReplica {
         if (this.#deadEarly.delete(this.pool.uid[i])) this.pool.remove(i);
       }
     }
-    const late = this.#reborn.get(volley);
-    if (late !== undefined) {
-      this.#reborn.delete(volley);
-      this.lateVolleysTotal++;
-      this.#noteLate(from, late);
-    }
     if (this.#muzzleOf) this.#fromMuzzle(volley, from);
     // The same integration the server ran, one tick at a time, sink included.
     const born = volley.birthTick;
@@ -385,15 +378,15 @@ export class BulletReplica {
     });
   }
 
-  /** Remembers the bullets in slots [from, count) as started `ticks` late. */
-  #noteLate(from: number, ticks: number): void {
+  /** Remembers the bullets of `volley` as born `ticks` late. */
+  #noteLate(volley: Volley, ticks: number): void {
     const late = this.#late;
     // Bullets die here without a word (their time, the arena's edge, the boss): forget
     // those once the memory is more than a few ticks of volleys.
     if (late.size >= MAX_LATE_REMEMBERED) {
-      for (const uid of late.keys()) if (this.pool.slotOf(uid) < 0) late.delete(uid);
+      for (const uid of late.keys()) if (!this.#holds(uid)) late.delete(uid);
     }
-    for (let i = from; i < this.pool.count; i++) late.set(this.pool.uid[i], ticks);
+    for (let b = 0; b < volley.angles.length; b++) late.set((volley.uid0 + b) >>> 0, ticks);
   }
 
   /**
@@ -545,7 +538,6 @@ export class BulletReplica {
   clearTeam(team: number): void {
     this.pool.clearTeam(team);
     this.#pending = this.#pending.filter((v) => v.team !== team);
-    for (const v of this.#reborn.keys()) if (v.team === team) this.#reborn.delete(v);
   }
 
   /** Integrates up to the end of `tick`, spawning pending volleys as their birth ticks pass. */

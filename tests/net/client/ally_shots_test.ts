@@ -160,6 +160,23 @@ Deno.test("a volley that reaches a trailing replica after its birth there starts
   assert.equal(r.pool.count, 0, "its hit lands at the end of its batch, as any");
 });
 
+Deno.test("a late volley whose hit came with it is still drawn from its muzzle, until the hit lands there", () => {
+  const { r, landed } = trailing({ lateFromMuzzle: true });
+  // A stall held back the batches of 90 and 93 until this timeline drew 100: the shot of
+  // 90 and the hit on it (in the batch of 93, after 3-5 ticks of flight) arrive together.
+  const hit = { uid: 50, target: 1, targetId: 3, damage: 1 };
+  r.applyEvents(events(90, { volleys: [shot(90, { owner: 9, uid0: 50 })] }));
+  assert.deepEqual(r.applyEvents(events(93, { hits: [hit] })), [hit], "held");
+  assert.equal(landed.length, 0, "not landed before its shot is even drawn");
+  r.advanceTo(101);
+  assert.deepEqual([r.pool.x[0], r.pool.y[0]], [640, 800], "born at the muzzle, 11 ticks late");
+  r.advanceTo(105);
+  assert.equal(r.pool.count, 1, "flying");
+  r.advanceTo(106);
+  assert.equal(r.pool.count, 0, "the batch's last tick, 11 ticks late");
+  assert.deepEqual(landed, [{ hit, tick: 93 }]);
+});
+
 Deno.test("a volley starts where its ship is drawn when that is off its muzzle, and glides back onto its path", () => {
   const drawnAt = { x: 640, y: 800 };
   const { r } = trailing({ muzzleOf: (owner) => (owner === 9 ? drawnAt : undefined) });
