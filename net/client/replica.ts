@@ -367,7 +367,8 @@ export class BulletReplica {
         if (this.#deadEarly.delete(this.pool.uid[i])) this.pool.remove(i);
       }
     }
-    if (this.#muzzleOf) this.#fromMuzzle(volley, from);
+    // Only a volley born now is at a muzzle: a fast-forwarded one is in flight already.
+    if (this.#muzzleOf && volley.birthTick === this.tick) this.#fromMuzzle(volley, from);
     // The same integration the server ran, one tick at a time, sink included.
     const born = volley.birthTick;
     this.#sinkShots(born, from);

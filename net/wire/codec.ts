@@ -613,8 +613,8 @@ type PlainCbor = number | Uint8Array | readonly PlainCbor[];
 /** Bytes `v` takes as CBOR, or undefined when it holds anything but PlainCbor within range. */
 function plainCborSize(v: unknown): number | undefined {
   if (typeof v === "number") {
-    if (!Number.isInteger(v)) return undefined;
-    return cborHeadBytes(v < 0 ? -1 - v : v);
+    const n = intCborBytes(v);
+    return Number.isNaN(n) ? undefined : n;
   }
   if (v instanceof Uint8Array) {
     const head = cborHeadBytes(v.byteLength);
