@@ -1,4 +1,5 @@
 /** Little-endian byte writer and reader for the hand-packed parts of messages. */
+import { messageBytes } from "./slab.ts";
 
 /** Thrown for any malformed or out-of-range wire data. */
 export class CodecError extends TypeError {
@@ -102,9 +103,11 @@ export class ByteWriter {
     this.varuint(v < 0 ? -2 * v - 1 : 2 * v);
   }
 
-  /** A copy of the bytes written so far. */
+  /** A copy of the bytes written so far (in a message slab: `messageBytes`). */
   bytes(): Uint8Array {
-    return this.#buf.slice(0, this.length);
+    const out = messageBytes(this.length);
+    out.set(this.#buf.subarray(0, this.length));
+    return out;
   }
 }
 

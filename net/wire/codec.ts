@@ -12,6 +12,7 @@ import {
   type Mutable,
 } from "../../sim/mod.ts";
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+import { messageBytes } from "./slab.ts";
 import { cborHead, readCborHead } from "./frames.ts";
 import { packRecords, readRecord, unpackRecords, writeRecord } from "./fields.ts";
 import {
@@ -518,7 +519,7 @@ export function encodeSnapshot(
     if (epoch !== undefined) fields.push(epoch);
     return enc.encodeValue(fields);
   }
-  const w = CBOR_OUT.start(new Uint8Array(size));
+  const w = CBOR_OUT.start(messageBytes(size));
   w.head(CborMajor.Array, epoch === undefined ? 7 : 8);
   w.int(ServerKind.Snapshot);
   w.int(tick);
@@ -649,7 +650,7 @@ function writePlainCbor(w: CborOut, v: PlainCbor): void {
 function packPlainCbor(value: unknown): Uint8Array | undefined {
   const size = plainCborSize(value);
   if (size === undefined) return undefined;
-  const w = CBOR_OUT.start(new Uint8Array(size));
+  const w = CBOR_OUT.start(messageBytes(size));
   writePlainCbor(w, value as PlainCbor);
   return w.done();
 }

@@ -11,6 +11,7 @@
  * datagram carries one message. Pure: no I/O.
  */
 import { CodecError } from "./bytes.ts";
+import { messageBytes } from "./slab.ts";
 
 /**
  * Most messages a client accepts in one server frame: far above a tick's events,
@@ -23,7 +24,7 @@ export function packFrame(messages: readonly Uint8Array[]): Uint8Array {
   if (messages.length === 1) return messages[0];
   let size = 0;
   for (const m of messages) size += m.byteLength;
-  const out = new Uint8Array(size);
+  const out = messageBytes(size);
   let at = 0;
   for (const m of messages) {
     out.set(m, at);
