@@ -12,7 +12,12 @@
  * - `computeNsPerOp`: the median ns one multiply-add of a dependent chain took;
  * - `sizesMb` and `nsPerLoad`: each working set, and the median ns one dependent load took;
  * - `cacheMb`: the largest working set whose loads take under half what the largest one's
- *   do (those go to memory): what fits in the caches this process gets.
+ *   do (those go to memory): what fits in the caches this process gets;
+ * - `runtimeNs`: what the runtime charges for three things a server does hundreds of
+ *   times a tick: a fresh `new Uint8Array(32)` (`newArray`: Deno keeps no typed array on
+ *   V8's heap, so each is a buffer of its own, allocated and later swept), a view of a
+ *   buffer that exists (`view`: what `messageBytes` gives, net/wire/slab.ts), and a read
+ *   of `performance.now()` (`clock`).
  *
  *   deno task host-probe [--rounds=3]
  */
@@ -32,6 +37,8 @@ export interface HostProbe {
   nsPerLoad: number[];
   /** Largest working set, MB, whose loads take under half the largest one's (0: none). */
   cacheMb: number;
+  /** Median ns of a fresh 32-byte array, a 32-byte view of an existing buffer, a clock read. */
+  runtimeNs: { newArray: number; view: number; clock: number };
 }
 
 /** Int32s in a cache line: the chase touches one line per load. */
@@ -70,6 +77,26 @@ function chase(next: Int32Array, loads: number): number {
   return p;
 }
 
+/**
+ * The runtime's costs, ns each: a fresh array, a view, a clock read (see `runtimeNs`).
+ * Each array is kept a while, as a message is, so none can be optimised away.
+ */
+function runtimeCosts(ops: number): { newArray: number; view: number; clock: number } {
+  const kept: Uint8Array[] = new Array(64);
+  const slab = new ArrayBuffer(64 * 1024);
+  let sink = 0;
+  const time = (make: (i: number) => void) => {
+    const t0 = performance.now();
+    for (let i = 0; i < ops; i++) make(i);
+    return ((performance.now() - t0) * 1e6) / ops;
+  };
+  const newArray = time((i) => (kept[i & 63] = new Uint8Array(32)));
+  const view = time((i) => (kept[i & 63] = new Uint8Array(slab, (i & 1023) * 32, 32)));
+  const clock = time(() => (sink += performance.now()));
+  _lastSink ^= sink > 0 ? 1 : 0;
+  return { newArray, view, clock };
+}
+
 /** Runs `ops` multiply-adds, each waiting for the one before (so the time is the core's). */
 function compute(ops: number, seed: number): number {
   let x = seed | 0;
@@ -101,8 +128,20 @@ export function probeHost(
   const chains = sizes.map((mb) => chain(mb * 1024 * 1024, rng));
   const samples: number[][] = sizes.map(() => []);
   const computeNs: number[] = [];
+  const runtime: { newArray: number[]; view: number[]; clock: number[] } = {
+    newArray: [],
+    view: [],
+    clock: [],
+  };
+  // Arrays (or clock reads) a round: a hundredth of the multiply-adds, 100,000 by default.
+  const runtimeOps = Math.max(1_000, Math.round(ops / 100));
   let sink = compute(ops / 10, 1); // past the compiler's first tiers
+  runtimeCosts(runtimeOps);
   for (let r = 0; r < opts.rounds; r++) {
+    const costs = runtimeCosts(runtimeOps);
+    runtime.newArray.push(costs.newArray);
+    runtime.view.push(costs.view);
+    runtime.clock.push(costs.clock);
     const c0 = performance.now();
     sink ^= compute(ops, r);
     computeNs.push(((performance.now() - c0) * 1e6) / ops);
@@ -125,6 +164,11 @@ export function probeHost(
     sizesMb: [...sizes],
     nsPerLoad,
     cacheMb: cacheMbOf(sizes, nsPerLoad),
+    runtimeNs: {
+      newArray: median(runtime.newArray, 0),
+      view: median(runtime.view, 0),
+      clock: median(runtime.clock, 0),
+    },
   };
 }
 

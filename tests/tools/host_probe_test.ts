@@ -31,4 +31,8 @@ Deno.test("the probe times the compute chain and a chase through every size it w
     assert.ok(ns > 0.1 && ns < 2_000, `${ns} ns a load`);
   }
   assert.equal(probe.cacheMb, cacheMbOf(probe.sizesMb, probe.nsPerLoad));
+  // An array, a view, a clock read: each between a few ns and tens of µs, never nothing.
+  for (const [what, ns] of Object.entries(probe.runtimeNs)) {
+    assert.ok(ns > 1 && ns < 50_000, `${what}: ${ns} ns`);
+  }
 });
