@@ -7,6 +7,7 @@
  */
 import { MessageStreamReader } from "../wire/frames.ts";
 import { packFrame } from "../wire/frames.ts";
+import { ownBytes } from "../wire/mod.ts";
 import { CloseCode } from "../wire/protocol.ts";
 import type { CertificatePair } from "./certs.ts";
 import { toBase64 } from "./certs.ts";
@@ -80,7 +81,9 @@ export class WebTransportTransport implements Transport {
 
   flush(): void {
     if (this.#queued.length > 0) {
-      const frame = packFrame(this.#queued);
+      // The stream queues what QUIC has not taken: a buffer of its own, not a view that
+      // would keep a message slab alive while a slow client reads (net/wire/slab.ts).
+      const frame = ownBytes(packFrame(this.#queued));
       this.#queued.length = 0;
       this.#inFlightBytes += frame.byteLength;
       this.#stream.write(frame).then(
@@ -88,7 +91,8 @@ export class WebTransportTransport implements Transport {
         () => {},
       );
     }
-    const datagram = this.#datagram;
+    // A datagram is written once or twice (`#again`): in a buffer of its own, as the frame.
+    const datagram = this.#datagram && ownBytes(this.#datagram);
     this.#datagram = undefined;
     if (datagram) {
       this.#datagrams.write(datagram).catch(() => {});

@@ -8,7 +8,7 @@
  */
 import { createHash } from "node:crypto";
 import { packFrame } from "../wire/frames.ts";
-import { messageBytes } from "../wire/slab.ts";
+import { messageBytes } from "../wire/mod.ts";
 import { headerLength, payloadLength, WsOp } from "./stream_audit.ts";
 
 export { WsOp };

@@ -28,3 +28,16 @@ export function messageBytes(n: number): Uint8Array {
   used += n;
   return out;
 }
+
+/**
+ * `bytes` in a buffer of its own: a copy when they are a view of a slab, else themselves.
+ * For bytes handed to something that may hold them a long while (a stream that queues what
+ * a slow peer has not taken yet): a slab lives as long as its longest-held view, so a
+ * reader that stopped reading would otherwise keep a whole slab alive for each frame
+ * queued to it, and the 256 KB its queue is allowed would hold gigabytes.
+ */
+export function ownBytes(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength
+    ? bytes
+    : bytes.slice();
+}

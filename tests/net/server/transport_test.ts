@@ -14,6 +14,8 @@ import {
 } from "../../../net/server/transport.ts";
 import { LinkSim, linkSpec } from "../../../net/link/mod.ts";
 import { ManualClock } from "../../../net/server/scheduler.ts";
+import { WebTransportTransport } from "../../../net/server/webtransport.ts";
+import { messageBytes } from "../../../net/wire/mod.ts";
 
 /** A socket whose queue the test sets by hand. */
 class FakeSocket implements SocketLike {
@@ -103,4 +105,49 @@ Deno.test("through a simulated link, a datagram transport's snapshots stay datag
   t.flush();
   clock.advance(40);
   assert.deepEqual(calls, ["reliable", "latest", "flush"]);
+});
+
+/** True when `bytes` is a whole buffer of its own, not a view into a larger one. */
+const ownsItsBuffer = (bytes: Uint8Array) =>
+  bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength;
+
+Deno.test("a frame handed to a socket that may queue it is a buffer of its own, not a view of a message slab", () => {
+  const ws = new FakeSocket();
+  const t = new WebSocketTransport(ws);
+  // One message alone (the frame is that message), then two joined.
+  const alone = messageBytes(40).fill(1);
+  t.sendReliable(alone);
+  t.flush();
+  ws.bufferedAmount = 0; // the first frame left
+  t.sendReliable(messageBytes(30).fill(2));
+  assert.equal(t.sendLatest(messageBytes(20).fill(3)), true);
+  t.flush();
+  assert.equal(ws.sent.length, 2);
+  for (const frame of ws.sent) assert.ok(ownsItsBuffer(frame), `${frame.byteLength} B in a slab`);
+  assert.deepEqual([...ws.sent[0]], [...alone]);
+  assert.deepEqual([...ws.sent[1]], [...new Array(30).fill(2), ...new Array(20).fill(3)]);
+});
+
+Deno.test("WebTransport's stream frames and datagrams are buffers of their own, not views of a slab", async () => {
+  const written: { stream: Uint8Array[]; datagrams: Uint8Array[] } = { stream: [], datagrams: [] };
+  const writer = (into: Uint8Array[]) =>
+    new WritableStream<Uint8Array>({ write: (chunk) => void into.push(chunk) }).getWriter();
+  const t = new WebTransportTransport({} as never, {
+    stream: writer(written.stream),
+    datagrams: writer(written.datagrams),
+    maxDatagramBytes: 1200,
+  });
+  t.setLatestCopies(2);
+  t.sendReliable(messageBytes(30).fill(4));
+  assert.equal(t.sendLatest(messageBytes(20).fill(5)), true);
+  t.flush();
+  t.flush(); // the datagram's second copy
+  await new Promise((resolve) => setTimeout(resolve, 0));
+  assert.equal(written.stream.length, 1);
+  assert.equal(written.datagrams.length, 2);
+  for (const chunk of [...written.stream, ...written.datagrams]) {
+    assert.ok(ownsItsBuffer(chunk), `${chunk.byteLength} B in a slab`);
+  }
+  assert.deepEqual([...written.stream[0]], new Array(30).fill(4));
+  assert.deepEqual([...written.datagrams[1]], new Array(20).fill(5));
 });

@@ -1,6 +1,6 @@
 /** Message slabs: arrays that share buffers, never written twice, as fresh ones would be. */
 import assert from "node:assert/strict";
-import { MAX_SLAB_ARRAY, messageBytes, SLAB_BYTES } from "../../../net/wire/slab.ts";
+import { MAX_SLAB_ARRAY, messageBytes, ownBytes, SLAB_BYTES } from "../../../net/wire/slab.ts";
 import {
   decodeServerMessage,
   encodeSnapshot,
@@ -73,4 +73,14 @@ Deno.test("snapshots written into slabs decode as written, held while thousands 
     assert.equal(back.tick, h.tick);
     assert.deepEqual([...back.body], h.body);
   }
+});
+
+Deno.test("ownBytes() copies a view of a slab into a buffer of its own, and leaves a whole buffer be", () => {
+  const view = messageBytes(12).fill(6);
+  const own = ownBytes(view);
+  assert.notEqual(own.buffer, view.buffer);
+  assert.equal(own.buffer.byteLength, 12);
+  assert.deepEqual([...own], [...view]);
+  const whole = new Uint8Array([1, 2, 3]);
+  assert.equal(ownBytes(whole), whole);
 });
