@@ -5,7 +5,6 @@
  * (webtransport.ts) implement it.
  */
 import { packFrame } from "../wire/frames.ts";
-import { ownBytes } from "../wire/mod.ts";
 import type { TransportKind } from "../wire/protocol.ts";
 import { type LinkClock, type LinkPath, LinkPipe } from "../link/mod.ts";
 
@@ -100,7 +99,7 @@ export class WebSocketTransport implements Transport {
       if (ws.sendParts) ws.sendParts(this.#queued);
       // Deno's WebSocket may hold what it is given until the client takes it: a buffer of
       // its own, not a view that would keep a message slab alive (net/wire/slab.ts).
-      else ws.send(ownBytes(packFrame(this.#queued)));
+      else ws.send(packFrame(this.#queued, { own: true }));
     }
     this.#queued.length = 0;
     this.#queuedBytes = 0;

@@ -83,7 +83,7 @@ export class WebTransportTransport implements Transport {
     if (this.#queued.length > 0) {
       // The stream queues what QUIC has not taken: a buffer of its own, not a view that
       // would keep a message slab alive while a slow client reads (net/wire/slab.ts).
-      const frame = ownBytes(packFrame(this.#queued));
+      const frame = packFrame(this.#queued, { own: true });
       this.#queued.length = 0;
       this.#inFlightBytes += frame.byteLength;
       this.#stream.write(frame).then(

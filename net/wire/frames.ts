@@ -11,7 +11,7 @@
  * datagram carries one message. Pure: no I/O.
  */
 import { CodecError } from "./bytes.ts";
-import { messageBytes } from "./slab.ts";
+import { messageBytes, ownBytes } from "./slab.ts";
 
 /**
  * Most messages a client accepts in one server frame: far above a tick's events,
@@ -19,12 +19,18 @@ import { messageBytes } from "./slab.ts";
  */
 export const MAX_SERVER_FRAME_MESSAGES = 4096;
 
-/** Joins messages into one frame. */
-export function packFrame(messages: readonly Uint8Array[]): Uint8Array {
-  if (messages.length === 1) return messages[0];
+/**
+ * Joins messages into one frame. `own`: in a buffer of its own, never a view of a message
+ * slab, for a socket that may queue it while a slow reader lags (`ownBytes`).
+ */
+export function packFrame(
+  messages: readonly Uint8Array[],
+  opts: { own?: boolean } = {},
+): Uint8Array {
+  if (messages.length === 1) return opts.own ? ownBytes(messages[0]) : messages[0];
   let size = 0;
   for (const m of messages) size += m.byteLength;
-  const out = messageBytes(size);
+  const out = opts.own ? new Uint8Array(size) : messageBytes(size);
   let at = 0;
   for (const m of messages) {
     out.set(m, at);
