@@ -6,7 +6,8 @@
 
 /** A 32-bit PRNG state holder; copy `state` to fork, assign it to restore. */
 export class Rng {
-  state: number;
+  /** Starts as a number: declared without one, it would start as undefined and box every state. */
+  state = 0;
 
   constructor(seed: number) {
     this.state = seed >>> 0;

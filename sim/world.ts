@@ -84,6 +84,85 @@ export interface BossState {
   emitters: EmitterState[];
 }
 
+/*
+ * The state the step rewrites every tick is made by classes, not object literals. V8 gives
+ * object literals with the same keys in the same order one shared chain of hidden classes,
+ * and a field's representation lives there: one literal anywhere in the process with an
+ * object where a ship has its x (net/wire/decisions.ts has a table of every PlayerState
+ * field, in the same order, whose values are objects) makes every ship's x a boxed number,
+ * and each move a fresh heap number. A class's instances have hidden classes of their own.
+ * Every number field starts as a number (one declared without a value starts as undefined,
+ * which boxes it the same way).
+ */
+
+/** A ship (see above). */
+class Ship implements PlayerState {
+  readonly id: number;
+  readonly name: string;
+  x = 0;
+  y = 0;
+  aim = quantizeAngle(-Math.PI / 2);
+  hp = 0;
+  status: PlayerStatus = "active";
+  iframeTicks = 0;
+  fireCooldownTicks = 0;
+  escapeTicks = 0;
+  buttons = 0;
+  away = false;
+
+  constructor(o: { id: number; name: string; at: { x: number; y: number }; hp: number }) {
+    this.id = o.id;
+    this.name = o.name;
+    this.x = o.at.x;
+    this.y = o.at.y;
+    this.hp = o.hp;
+  }
+}
+
+/** A trash enemy (see above). */
+class Enemy implements EnemyState {
+  readonly id: number;
+  readonly def: EnemyDef;
+  x = 0;
+  y = 0;
+  hp = 0;
+  dirX = 0;
+  dirY = 0;
+  readonly strafe: number;
+  readonly emitters: EmitterState[];
+
+  constructor(
+    o: { id: number; def: EnemyDef; x: number; y: number; heading: number; strafe: number },
+  ) {
+    this.id = o.id;
+    this.def = o.def;
+    this.x = o.x;
+    this.y = o.y;
+    this.hp = o.def.hp;
+    this.dirX = Math.cos(o.heading);
+    this.dirY = Math.sin(o.heading);
+    this.strafe = o.strafe;
+    this.emitters = o.def.emitters.map(armEmitter);
+  }
+}
+
+/** The boss (see above). */
+class Boss implements BossState {
+  readonly def: BossDef;
+  readonly maxHp: number;
+  hp = 0;
+  phase = 0;
+  foldTicks = 0;
+  emitters: EmitterState[];
+
+  constructor(def: BossDef, maxHp: number) {
+    this.def = def;
+    this.maxHp = maxHp;
+    this.hp = maxHp;
+    this.emitters = def.phases[0].emitters.map(armEmitter);
+  }
+}
+
 /**
  * What one player did in this world, kept after they leave it: the results screen
  * lists everyone who took part.
@@ -207,20 +286,7 @@ export class SimWorld {
   addPlayer(id: number, name: string): PlayerState {
     const points = this.def.arena.spawnPoints;
     const at = points[this.players.size % points.length];
-    const player: PlayerState = {
-      id,
-      name,
-      x: at.x,
-      y: at.y,
-      aim: quantizeAngle(-Math.PI / 2),
-      hp: this.def.player.maxHp,
-      status: "active",
-      iframeTicks: 0,
-      fireCooldownTicks: 0,
-      escapeTicks: 0,
-      buttons: 0,
-      away: false,
-    };
+    const player = new Ship({ id, name, at, hp: this.def.player.maxHp });
     this.players.set(id, player);
     this.stats.set(id, { id, name, damageDealt: 0, hitsTaken: 0, grazes: 0, status: "active" });
     this.#grazed.set(id, new Set());
@@ -429,14 +495,7 @@ export class SimWorld {
       this.stage = "boss";
       const extra = Math.max(0, this.countActive() - 1);
       const maxHp = Math.round(bossDef.baseHp * (1 + bossDef.hpPerExtraPlayer * extra));
-      this.boss = {
-        def: bossDef,
-        maxHp,
-        hp: maxHp,
-        phase: 0,
-        foldTicks: 0,
-        emitters: bossDef.phases[0].emitters.map(armEmitter),
-      };
+      this.boss = new Boss(bossDef, maxHp);
       this.#emit({ type: "bossSpawned", bossId: bossDef.id, maxHp });
       this.#emit({ type: "bossPhase", phase: 0 });
       return;
@@ -447,17 +506,14 @@ export class SimWorld {
   /** Puts a trash enemy in the world (waves do this; tools may too). */
   spawnEnemy(def: EnemyDef, x: number, y: number): EnemyState {
     const heading = this.rng.range(0, 2 * Math.PI);
-    const enemy: EnemyState = {
+    const enemy = new Enemy({
       id: this.#nextEnemyId++,
       def,
       x,
       y,
-      hp: def.hp,
-      dirX: Math.cos(heading),
-      dirY: Math.sin(heading),
+      heading,
       strafe: this.rng.next() < 0.5 ? -1 : 1,
-      emitters: def.emitters.map(armEmitter),
-    };
+    });
     this.enemies.push(enemy);
     this.#emit({ type: "enemySpawned", enemyId: enemy.id, kind: def.id });
     return enemy;

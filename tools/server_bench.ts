@@ -20,6 +20,15 @@
  * parts of a run with `--parts`, not its totals with a run without).
  */
 import process from "node:process";
+// The modules the server process loads (main.ts), loaded here too: an object literal in any
+// of them shares V8's hidden classes with the game's own literals of the same keys, field
+// representations included (CAPACITY, 2026-12-05), so the bench's objects get the shapes
+// the server's get.
+import "../net/server/mod.ts";
+import "../net/server/registry/mod.ts";
+import "../net/wire/mod.ts";
+import "../net/link/mod.ts";
+import "../routes/app.ts";
 import { ManualClock } from "../net/server/scheduler.ts";
 import { GameServer } from "../net/server/server.ts";
 import { type SocketLike, WebSocketTransport } from "../net/server/transport.ts";

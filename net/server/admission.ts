@@ -10,8 +10,10 @@
 export class Budget {
   readonly ratePerSec: number;
   readonly burst: number;
-  #tokens: number;
-  #at: number;
+  // Numbers from the start: a field declared without a value starts as undefined, and then
+  // holds each new count as a fresh heap number (two budgets take from every message).
+  #tokens = 0;
+  #at = 0;
 
   constructor(opts: { ratePerSec: number; burst: number; nowMs: number }) {
     this.ratePerSec = opts.ratePerSec;

@@ -69,7 +69,7 @@ export class Connection {
   /** The player this socket carries, once welcomed. */
   session: Session | undefined;
   /** When the last message arrived (the idle timeout counts from it). */
-  lastMessageAtMs: number;
+  lastMessageAtMs = 0;
   bytesIn = 0;
   bytesOut = 0;
   /** The snapshot tick the client says it holds, over datagrams or to resync (-1: none). */

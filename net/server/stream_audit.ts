@@ -212,8 +212,8 @@ export class ClientFrameScanner {
   #payloadLeft = 0;
   /** Bytes of the data message in progress, across its fragments (-1: none). */
   #messageBytes = -1;
-  #controlTokens: number;
-  #controlAt: number;
+  #controlTokens = 0;
+  #controlAt = 0;
 
   constructor(limits: StreamLimits, nowMs: number) {
     this.#limits = limits;
