@@ -26,6 +26,9 @@ import {
   type ServerMessage,
 } from "../../../net/wire/protocol.ts";
 import { Rng, Team, type Volley } from "../../../sim/mod.ts";
+import { ByteReader } from "../../../net/wire/bytes.ts";
+import { readRecord } from "../../../net/wire/fields.ts";
+import { INPUT_FRAME } from "../../../net/wire/protocol.ts";
 
 const enc = new MessageEncoder();
 const dec = () => new MessageDecoder();
@@ -120,6 +123,76 @@ Deno.test("an input read by hand is what the general reader makes of the same me
     if (quick === "refused") refused++;
   }
   assert.ok(refused > 500, `${refused} broken messages refused`);
+});
+
+/**
+ * Input frames as the table and a reader object read them (what unpackInputFrames did
+ * before it read by hand): the reference the hand reader is held to. Undefined: refused.
+ */
+function referenceFrames(packed: Uint8Array): number[][] | undefined {
+  try {
+    const r = new ByteReader(packed, "input frames");
+    let f = readRecord(r, INPUT_FRAME);
+    const out = [[f.moveX, f.moveY, f.aim, f.buttons, f.viewLag]];
+    while (r.remaining > 0) {
+      const change = r.u8();
+      if (change & ~15) return undefined;
+      const moveX = change & 1 ? r.i8() : f.moveX;
+      const moveY = change & 1 ? r.i8() : f.moveY;
+      const turn = change & 2 ? r.varint() : 0;
+      if (turn < -0x8000 || turn > 0x7fff) return undefined;
+      f = {
+        moveX,
+        moveY,
+        aim: (f.aim + turn + 0x10000) & 0xffff,
+        buttons: change & 4 ? r.u8() : f.buttons,
+        viewLag: change & 8 ? r.u8() : f.viewLag,
+      };
+      out.push([f.moveX, f.moveY, f.aim, f.buttons, f.viewLag]);
+    }
+    const bad = out.some(([x, y, , buttons]) =>
+      Math.abs(x) > 100 || Math.abs(y) > 100 || buttons > 7
+    );
+    return bad || out.length > MAX_INPUT_FRAMES_PER_MESSAGE ? undefined : out;
+  } catch {
+    return undefined;
+  }
+}
+
+Deno.test("input frames read by hand are what the table's reader makes of them, whole, broken or cut short", () => {
+  const cbor = new Encoder({ useRecords: false });
+  const rng = new Rng(23);
+  const int = (lo: number, hi: number) => lo + Math.floor(rng.next() * (hi - lo + 1));
+  const read = (packed: Uint8Array) => {
+    try {
+      const msg = decodeClientMessage(dec(), cbor.encode([ClientKind.Input, 1000, packed]));
+      assert.ok(msg.kind === ClientKind.Input);
+      return msg.frames.map((f) => [f.moveX, f.moveY, f.aim, f.buttons, f.viewLag]);
+    } catch (err) {
+      assert.ok(err instanceof CodecError, String(err));
+      return undefined;
+    }
+  };
+  let refused = 0;
+  for (let i = 0; i < 3000; i++) {
+    const n = 1 + int(0, MAX_INPUT_FRAMES_PER_MESSAGE - 1);
+    const frames = randomFrames(int, { n, newest: 1000 });
+    // Small turns too: a varint of one byte as well as of three.
+    if (rng.next() < 0.5) frames.forEach((f, k) => f.aim = (k * int(0, 60)) & 0xffff);
+    const bytes = encodeClientMessage(enc, { kind: ClientKind.Input, frames });
+    const packed = (new Decoder({ useRecords: false }).decode(bytes) as unknown[])[2] as Uint8Array;
+    const whole = read(packed);
+    assert.deepEqual(whole, frames.map((f) => [f.moveX, f.moveY, f.aim, f.buttons, f.viewLag]));
+    assert.deepEqual(whole, referenceFrames(packed), `message ${i}`);
+    const cut = packed.subarray(0, int(0, packed.length - 1));
+    assert.deepEqual(read(cut), referenceFrames(cut), `message ${i} cut to ${cut.length}`);
+    const broken = packed.slice();
+    for (let k = int(1, 3); k > 0; k--) broken[int(0, broken.length - 1)] = int(0, 255);
+    const got = read(broken);
+    assert.deepEqual(got, referenceFrames(broken), `broken message ${i}`);
+    if (got === undefined) refused++;
+  }
+  assert.ok(refused > 300, `${refused} broken payloads refused`);
 });
 
 Deno.test("a decoder that reuses input frames reads every message as a new decoder does", () => {
