@@ -684,20 +684,22 @@ export class SimWorld {
    */
   #resolveEnemyShots(): void {
     const targets = this.#targets;
-    targets.length = 0;
+    // Counted, not emptied: emptying an array gives back its slots, and the first push
+    // next tick would take new ones (a dungeon's every step).
+    let n = 0;
     // The box around the targets' centres: a bullet further out than its graze reach on
     // either axis is out of every target's reach, and is passed over without a distance.
     let minX = Infinity, minY = Infinity, maxX = -Infinity, maxY = -Infinity;
     for (const p of this.players.values()) {
       if (p.status === "active" && !p.away && p.iframeTicks <= 0) {
-        targets.push(p);
+        targets[n++] = p;
         if (p.x < minX) minX = p.x;
         if (p.x > maxX) maxX = p.x;
         if (p.y < minY) minY = p.y;
         if (p.y > maxY) maxY = p.y;
       }
     }
-    if (targets.length === 0) return;
+    if (n === 0) return;
     const pool = this.bullets;
     const { x, y, radius, team } = pool;
     const pr = this.def.player.radiusPx;
@@ -713,7 +715,7 @@ export class SimWorld {
         by > maxY + grazeReach
       ) continue;
       const grazeReach2 = grazeReach * grazeReach;
-      for (let k = 0; k < targets.length; k++) {
+      for (let k = 0; k < n; k++) {
         const p = targets[k];
         const dx = bx - p.x;
         const dy = by - p.y;
@@ -733,9 +735,8 @@ export class SimWorld {
         this.#hurtPlayer(p, pool.damage[i]);
         pool.remove(i);
         // Its one hit this tick: no further shot tests it.
-        targets[k] = targets[targets.length - 1];
-        targets.pop();
-        if (targets.length === 0) return;
+        targets[k] = targets[--n];
+        if (n === 0) return;
         break;
       }
     }
