@@ -81,7 +81,15 @@ interface SizeReport {
    * Other players' shots, read off each drawn scene: how far each was from the ship that
    * fired it, as drawn, on the first frame that drew it (px).
    */
-  allyShotsFirstDrawnPx?: { shots: number; median: number; p90: number; max: number };
+  allyShotsFirstDrawnPx?: {
+    shots: number;
+    median: number;
+    p90: number;
+    p99: number;
+    max: number;
+    /** Shots first drawn more than 10 px from their ship: the tail, which the max is one of. */
+    over10: number;
+  };
   /**
    * The server's hits on enemies the page heard of, those already felt when a shot
    * vanished on the enemy as drawn, and the strikes: all, unclaimed by any hit, and on
@@ -453,7 +461,9 @@ async function tourOne(
       shots: allyPx.length,
       median: at(0.5),
       p90: at(0.9),
+      p99: at(0.99),
       max: at(1),
+      over10: allyPx.filter((px) => px > 10).length,
     };
     const [fromServer, feltAtStrike, strikes, unclaimed, overkill] = await page.evaluate(() =>
       (globalThis as unknown as WithBh).__hitCounts?.() ?? []
