@@ -14,13 +14,7 @@ import {
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import { messageBytes } from "./slab.ts";
 import { cborHead, readCborHead } from "./frames.ts";
-import {
-  packRecords,
-  recordBytes,
-  type RecordTable,
-  unpackRecords,
-  writeRecord,
-} from "./fields.ts";
+import { packRecords, tableLayout, unpackRecords, writeRecord } from "./fields.ts";
 import {
   BULLET_STATE,
   type Choice,
@@ -257,16 +251,12 @@ export class InputFramePool {
  * reader follows it.
  */
 const INPUT_FRAME_LAYOUT = "moveX:i8 moveY:i8 aim:u16 buttons:u8 viewLag:u8";
+/** The first frame's bytes (what INPUT_FRAME_LAYOUT takes). */
 const INPUT_FRAME_BYTES = 6;
-{
-  const layout = Object.entries(INPUT_FRAME as RecordTable)
-    .map(([name, f]) =>
-      `${name}:${f.type}${f.per === undefined && f.round === undefined ? "" : "*"}`
-    )
-    .join(" ");
-  if (layout !== INPUT_FRAME_LAYOUT || recordBytes(INPUT_FRAME) !== INPUT_FRAME_BYTES) {
-    throw new Error(`unpackInputFrames reads ${INPUT_FRAME_LAYOUT}; INPUT_FRAME is ${layout}`);
-  }
+if (tableLayout(INPUT_FRAME) !== INPUT_FRAME_LAYOUT) {
+  throw new Error(
+    `unpackInputFrames reads ${INPUT_FRAME_LAYOUT}; INPUT_FRAME is ${tableLayout(INPUT_FRAME)}`,
+  );
 }
 
 function truncatedInput(at: number): never {

@@ -47,6 +47,19 @@ export function recordBytes(table: RecordTable): number {
   return n;
 }
 
+/**
+ * A table's layout as one line, field by field: `name:type`, then `/per` when scaled, `^`
+ * rounded up, `=` exact ("x:u16/8 hp:u16^"). A reader written by hand for a hot table
+ * checks it at load, so a change to the table fails there until the reader follows.
+ */
+export function tableLayout(table: RecordTable): string {
+  return Object.entries(table).map(([name, f]) =>
+    `${name}:${f.type}${f.per === undefined || f.per === 1 ? "" : `/${f.per}`}${
+      f.round === "ceil" ? "^" : f.round === "exact" ? "=" : ""
+    }`
+  ).join(" ");
+}
+
 function isFloat(type: WireType): boolean {
   return type === "f32" || type === "f64";
 }

@@ -14,18 +14,18 @@ export const SLAB_BYTES = 64 * 1024;
 /** Larger arrays get a buffer of their own (a slab would waste its tail on them). */
 export const MAX_SLAB_ARRAY = SLAB_BYTES / 16;
 
-let slab = new ArrayBuffer(SLAB_BYTES);
-let used = 0;
+/** The slab being filled, and how much of it is handed out. */
+const current = { slab: new ArrayBuffer(SLAB_BYTES), used: 0 };
 
 /** A zeroed array of `n` bytes for a message: a view into the current slab. */
 export function messageBytes(n: number): Uint8Array {
   if (n > MAX_SLAB_ARRAY) return new Uint8Array(n);
-  if (used + n > SLAB_BYTES) {
-    slab = new ArrayBuffer(SLAB_BYTES);
-    used = 0;
+  if (current.used + n > SLAB_BYTES) {
+    current.slab = new ArrayBuffer(SLAB_BYTES);
+    current.used = 0;
   }
-  const out = new Uint8Array(slab, used, n);
-  used += n;
+  const out = new Uint8Array(current.slab, current.used, n);
+  current.used += n;
   return out;
 }
 
@@ -34,7 +34,8 @@ export function messageBytes(n: number): Uint8Array {
  * For bytes handed to something that may hold them a long while (a stream that queues what
  * a slow peer has not taken yet): a slab lives as long as its longest-held view, so a
  * reader that stopped reading would otherwise keep a whole slab alive for each frame
- * queued to it, and the 256 KB its queue is allowed would hold gigabytes.
+ * queued to it, and the 256 KB its queue is allowed (thousands of small frames) would hold
+ * hundreds of megabytes.
  */
 export function ownBytes(bytes: Uint8Array): Uint8Array {
   return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength

@@ -19,7 +19,14 @@
  */
 import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
 import { encodeSnapshot, type MessageEncoder } from "./codec.ts";
-import { type RecordTable, toUnits, WIRE_TYPES, type WireField, type WireType } from "./fields.ts";
+import {
+  type RecordTable,
+  tableLayout,
+  toUnits,
+  WIRE_TYPES,
+  type WireField,
+  type WireType,
+} from "./fields.ts";
 import {
   type BossSnap,
   ENEMY_SNAP,
@@ -152,16 +159,10 @@ export function sortRows<T extends readonly number[]>(rows: T[]): T[] {
 const POS = POS_UNITS_PER_PX;
 const PLAYER_ROW_LAYOUT = `id:u16 x:u16/${POS} y:u16/${POS} aim:u8 hp:u8 flags:u8 escape:u8`;
 const ENEMY_ROW_LAYOUT = `id:u16 kind:u8 x:u16/${POS} y:u16/${POS} hp:u16^`;
-for (
-  const [row, layout] of [[PLAYER_ROW, PLAYER_ROW_LAYOUT], [ENEMY_ROW, ENEMY_ROW_LAYOUT]] as const
-) {
-  const found = row.map((d) =>
-    `${d.name}:${d.field.type}${d.per === 1 ? "" : `/${d.per}`}${d.ceil ? "^" : ""}${
-      d.exact ? "=" : ""
-    }`
-  ).join(" ");
-  if (found !== layout) {
-    throw new Error(`snapshot rows are read as ${layout}; the table is ${found}`);
+const HAND_READ_ROWS = [[PLAYER_SNAP, PLAYER_ROW_LAYOUT], [ENEMY_SNAP, ENEMY_ROW_LAYOUT]] as const;
+for (const [table, layout] of HAND_READ_ROWS) {
+  if (tableLayout(table) !== layout) {
+    throw new Error(`snapshot rows are read as ${layout}; the table is ${tableLayout(table)}`);
   }
 }
 
