@@ -120,13 +120,13 @@ export class DoorSocket implements ServerSocket, PendingSocket {
 
   send(data: Uint8Array): void {
     if (this.#readyState !== OPEN) return;
-    this.#pushFrame(WsOp.Binary, [data]);
+    this.#pushFrame(WsOp.Binary, [data], 1);
   }
 
-  /** One binary message of these parts joined, built in one buffer with its header. */
-  sendParts(parts: readonly Uint8Array[]): void {
+  /** One binary message of the first `count` parts joined, built in one buffer with its header. */
+  sendParts(parts: readonly Uint8Array[], count: number): void {
     if (this.#readyState !== OPEN) return;
-    this.#pushFrame(WsOp.Binary, parts);
+    this.#pushFrame(WsOp.Binary, parts, count);
   }
 
   /** Sends a close frame; the connection ends when the client answers (or after a wait). */
@@ -156,7 +156,7 @@ export class DoorSocket implements ServerSocket, PendingSocket {
       if (this.#readyState === CLOSED) return;
       switch (e.kind) {
         case "ping":
-          if (this.#readyState === OPEN) this.#pushFrame(WsOp.Pong, [e.data]);
+          if (this.#readyState === OPEN) this.#pushFrame(WsOp.Pong, [e.data], 1);
           break;
         case "pong":
           break;
@@ -241,9 +241,9 @@ export class DoorSocket implements ServerSocket, PendingSocket {
     this.#startWriting();
   }
 
-  /** Queues one frame of `parts` joined, built straight into the pending buffer. */
-  #pushFrame(opcode: number, parts: readonly Uint8Array[]): void {
-    this.#pending.frame(opcode, parts);
+  /** Queues one frame of the first `count` parts joined, built straight into the pending buffer. */
+  #pushFrame(opcode: number, parts: readonly Uint8Array[], count: number): void {
+    this.#pending.frame(opcode, parts, count);
     this.#startWriting();
   }
 

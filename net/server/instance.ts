@@ -372,7 +372,8 @@ export class Instance {
     const batch = this.#batch;
     this.#batch = undefined;
     if (!batch) return;
-    batch.small.unshift(...this.#pendingEvents.splice(0));
+    // Joins and leaves since the last batch go first (seldom any: no copy when there are none).
+    if (this.#pendingEvents.length > 0) batch.small.unshift(...this.#pendingEvents.splice(0));
     if (batch.volleys.length === 0 && batch.hits.length === 0 && batch.small.length === 0) return;
     // Encoded once for every member: they all hold this dictionary's state (the Enter
     // gave newcomers the state after the previous batch).

@@ -85,7 +85,7 @@ function headerBytes(n: number): number {
 /** One unmasked server frame (FIN set) carrying `parts` joined: header and payload in one buffer. */
 export function serverFrame(opcode: number, parts: readonly Uint8Array[]): Uint8Array {
   const out = new OutBuffer(0);
-  out.frame(opcode, parts);
+  out.frame(opcode, parts, parts.length);
   return out.view();
 }
 
@@ -119,13 +119,14 @@ export class OutBuffer {
     return this.#bytes.subarray(0, this.#length);
   }
 
-  /** Appends one server frame carrying `parts` joined. */
-  frame(opcode: number, parts: readonly Uint8Array[]): void {
+  /** Appends one server frame carrying the first `count` of `parts` joined. */
+  frame(opcode: number, parts: readonly Uint8Array[], count: number): void {
     let n = 0;
-    for (const p of parts) n += p.byteLength;
+    for (let i = 0; i < count; i++) n += parts[i].byteLength;
     let at = this.#reserve(headerBytes(n) + n);
     at = writeFrameHeader(this.#bytes, at, opcode, n);
-    for (const p of parts) {
+    for (let i = 0; i < count; i++) {
+      const p = parts[i];
       this.#bytes.set(p, at);
       at += p.byteLength;
     }

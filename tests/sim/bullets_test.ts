@@ -189,6 +189,29 @@ Deno.test("stepBullets() frees a bullet whose centre enters a wall", () => {
   assert.equal(pool.uid[0], 2, "the bullet above the wall flies on");
 });
 
+Deno.test("stepBullets() frees a bullet on a wall's very edge, and passes one a grid step off it", () => {
+  const wall = ARENA.walls[0];
+  const right = 0;
+  const down = Math.PI / 2;
+  const fly = (at: { x: number; y: number }, heading: number) => {
+    const pool = new BulletPool();
+    spawnVolley(pool, volley(at, [heading], { speedPxPerS: 600 }));
+    for (let t = 0; t < 4 && pool.count > 0; t++) stepBullets(pool, ARENA);
+    return pool.count === 0 ? "struck" : `flew on at ${pool.x[0]}, ${pool.y[0]}`;
+  };
+  // Along the top and bottom edges, and down the left and right ones: on the edge is in.
+  assert.equal(fly({ x: wall.x - 25, y: wall.y }, right), "struck", "top edge");
+  assert.equal(fly({ x: wall.x - 25, y: wall.y + wall.h }, right), "struck", "bottom edge");
+  assert.equal(fly({ x: wall.x, y: wall.y - 25 }, down), "struck", "left edge");
+  assert.equal(fly({ x: wall.x + wall.w, y: wall.y - 25 }, down), "struck", "right edge");
+  // One grid step (1/8 px) outside each edge: clear of it.
+  const step = 1 / POS_UNITS_PER_PX;
+  assert.match(fly({ x: wall.x - 25, y: wall.y - step }, right), /^flew on/, "above the top");
+  assert.match(fly({ x: wall.x - 25, y: wall.y + wall.h + step }, right), /^flew on/, "below");
+  assert.match(fly({ x: wall.x - step, y: wall.y - 25 }, down), /^flew on/, "left of it");
+  assert.match(fly({ x: wall.x + wall.w + step, y: wall.y - 25 }, down), /^flew on/, "right of it");
+});
+
 Deno.test("stepBullets() turns a curling bullet by turnRadPerS and keeps its speed", () => {
   const pool = new BulletPool();
   const spec = { ...SPEC, turnRadPerS: 0.9 };

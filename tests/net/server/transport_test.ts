@@ -57,6 +57,32 @@ Deno.test("sendLatest() skips a snapshot while an earlier tick's frame waits on 
   assert.equal(ws.sent.length, 3, "a tick that sends nothing sends no frame");
 });
 
+/** A socket that takes a tick's messages as parts (as the front door's sockets do). */
+class PartsSocket extends FakeSocket {
+  readonly frames: number[][] = [];
+  sendParts(parts: readonly Uint8Array[], count: number): void {
+    // What the socket reads of the parts: the first `count`, each message's first byte.
+    this.frames.push(parts.slice(0, count).map((p) => p[0]));
+  }
+}
+
+Deno.test("each tick's frame holds that tick's messages only, however many the last one had", () => {
+  const ws = new PartsSocket();
+  const t = new WebSocketTransport(ws);
+  const msg = (n: number) => new Uint8Array(10).fill(n);
+  for (const n of [1, 2, 3]) t.sendReliable(msg(n));
+  assert.equal(t.bufferedBytes, 30);
+  t.flush();
+  t.sendReliable(msg(4));
+  assert.equal(t.bufferedBytes, 10, "the last tick's bytes are not counted again");
+  t.flush();
+  t.flush();
+  for (const n of [5, 6]) t.sendReliable(msg(n));
+  assert.equal(t.sendLatest(msg(7)), true);
+  t.flush();
+  assert.deepEqual(ws.frames, [[1, 2, 3], [4], [5, 6, 7]]);
+});
+
 Deno.test("sendLatest() sends nothing on a socket that is not open", () => {
   const ws = new FakeSocket();
   ws.readyState = 2;

@@ -127,7 +127,8 @@ Deno.test("an output buffer holds the same frames back to back, however far it m
     // A frame of two parts reads as one message of them joined.
     const a = bytes(n >> 1, k + 3);
     const b = bytes(n - (n >> 1), k + 5);
-    out.frame(WsOp.Binary, [a, b]);
+    // A part past `count` is not read.
+    out.frame(WsOp.Binary, [a, b, bytes(4, 1)], 2);
     expected.push(serverFrame(WsOp.Binary, [a, b]));
   }
   out.raw(Uint8Array.of(0x88, 0));
@@ -136,6 +137,6 @@ Deno.test("an output buffer holds the same frames back to back, however far it m
   // Emptied for the next write: what follows starts at its first byte.
   out.clear();
   assert.equal(out.length, 0);
-  out.frame(WsOp.Pong, [bytes(5, 7)]);
+  out.frame(WsOp.Pong, [bytes(5, 7)], 1);
   assert.deepEqual(out.view(), serverFrame(WsOp.Pong, [bytes(5, 7)]));
 });
