@@ -550,7 +550,7 @@ export class Instance {
     // call's own, so the snapshots take them as they are (sorted in place, not copied).
     sortRows(enemies);
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
-    const everyone = crowded ? undefined : unitsFromOwnRows({ ...shared, players: rows });
+    const everyone = crowded ? undefined : unitsFromOwnRows(shared, rows);
     // A crowd's members all ask for their nearest on the same tick: one index for them all.
     const index = crowded ? new NearestIndex(players) : undefined;
     const slot = tick % TICKS_PER_SNAPSHOT;
@@ -575,7 +575,7 @@ export class Instance {
           near = new Array(found.length);
           for (let k = 0; k < found.length; k++) near[k] = players[found[k]].row;
         }
-        units = unitsFromOwnRows({ ...shared, players: near });
+        units = unitsFromOwnRows(shared, near);
       }
       const acked = m.peer.datagrams || (m.peer.consumeResync?.() ?? false);
       const base = acked ? m.sent.get(m.peer.snapshotAck ?? -1) : m.sent.newest;

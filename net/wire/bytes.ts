@@ -7,6 +7,24 @@ export class CodecError extends TypeError {
 }
 
 /** Appends fixed-size little-endian fields to a growing buffer. */
+/** Up to this many bytes, `copyBytes` copies by hand. */
+const SHORT_COPY = 64;
+
+/**
+ * Copies the first `n` bytes of `src` into `out` at `at`; returns where they end. A few
+ * dozen bytes (most messages and their parts) go one by one: `set` is a call into the
+ * runtime, and a part of `src` needs a view of its own first (a typed array, ~0.1 µs
+ * here), where the loop needs neither.
+ */
+export function copyBytes(src: Uint8Array, n: number, out: Uint8Array, at: number): number {
+  if (n <= SHORT_COPY) {
+    for (let i = 0; i < n; i++) out[at + i] = src[i];
+  } else {
+    out.set(n === src.length ? src : src.subarray(0, n), at);
+  }
+  return at + n;
+}
+
 export class ByteWriter {
   #buf: Uint8Array;
   #view: DataView;
@@ -106,8 +124,13 @@ export class ByteWriter {
   /** A copy of the bytes written so far (in a message slab: `messageBytes`). */
   bytes(): Uint8Array {
     const out = messageBytes(this.length);
-    out.set(this.#buf.subarray(0, this.length));
+    this.copyInto(out, 0);
     return out;
+  }
+
+  /** Copies the bytes written so far into `out` at `at`; returns where they end. */
+  copyInto(out: Uint8Array, at: number): number {
+    return copyBytes(this.#buf, this.length, out, at);
   }
 }
 

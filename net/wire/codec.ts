@@ -11,7 +11,7 @@ import {
   MOVE_UNITS,
   type Mutable,
 } from "../../sim/mod.ts";
-import { ByteReader, ByteWriter, CodecError } from "./bytes.ts";
+import { ByteReader, ByteWriter, CodecError, copyBytes } from "./bytes.ts";
 import { messageBytes } from "./slab.ts";
 import { cborHead, readCborHead } from "./frames.ts";
 import { packRecords, tableLayout, unpackRecords, writeRecord } from "./fields.ts";
@@ -25,6 +25,7 @@ import {
   type EventField,
   type EventName,
   EVENTS,
+  type EventsMsg,
   type HitRecord,
   INPUT_FRAME,
   type NetEvent,
@@ -35,7 +36,7 @@ import {
   type ServerMessage,
   type SnapshotWireMsg,
 } from "./protocol.ts";
-import { decodeVolleys, encodeVolleys, VolleyDictionary } from "./volley_codec.ts";
+import { decodeVolleys, VolleyDictionary, writeVolleys } from "./volley_codec.ts";
 import { LIMITS, MAX_INPUT_FRAMES_PER_MESSAGE } from "../../content/net_tuning.ts";
 
 export { CodecError } from "./bytes.ts";
@@ -454,7 +455,7 @@ export function decodeClientMessage(dec: MessageDecoder, data: Uint8Array): Clie
 const HITS_WRITER = new ByteWriter(256);
 
 /** Hits as varints: uid as a delta from the previous hit's, so a batch costs ~4 bytes a hit. */
-function packHits(hits: readonly HitRecord[]): Uint8Array {
+function writeHits(hits: readonly HitRecord[]): ByteWriter {
   const w = HITS_WRITER.reset();
   let prevUid = 0;
   for (const h of hits) {
@@ -464,7 +465,7 @@ function packHits(hits: readonly HitRecord[]): Uint8Array {
     w.varuint(h.targetId);
     w.varuint(Math.round(h.damage * 100));
   }
-  return w.bytes();
+  return w;
 }
 
 function unpackHits(b: Uint8Array): HitRecord[] {
@@ -487,24 +488,35 @@ const EVENT_BY_CODE = new Map<number, readonly [EventName, EventDef]>(
   (Object.entries(EVENTS) as [EventName, EventDef][]).map(([name, def]) => [def.code, [name, def]]),
 );
 
-function eventFieldToWire(field: EventField, value: unknown, what: string): number | string {
+/**
+ * One field of a small event, checked. Its name in errors ("playerHit hp") is put
+ * together only for an error: every event of every batch passes here.
+ */
+function eventFieldToWire(
+  field: EventField,
+  value: unknown,
+  at: { type: string; name: string },
+): number | string {
+  const what = () => `${at.type} ${at.name}`;
   if ("oneOf" in field) {
     const index = field.oneOf.indexOf(value as string);
     if (index < 0) {
-      throw new CodecError(`Cannot encode ${what}: ${String(value)} is not one of ${field.oneOf}`);
+      throw new CodecError(
+        `Cannot encode ${what()}: ${String(value)} is not one of ${field.oneOf}`,
+      );
     }
     return index;
   }
   if ("text" in field) {
     if (typeof value !== "string" || value.length > field.text) {
-      throw new CodecError(`Cannot encode ${what}: not text of at most ${field.text}`);
+      throw new CodecError(`Cannot encode ${what()}: not text of at most ${field.text}`);
     }
     return value;
   }
   const [min, max] = field.int;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new CodecError(
-      `Cannot encode ${what}: ${String(value)} is not an integer in [${min}, ${max}]`,
+      `Cannot encode ${what()}: ${String(value)} is not an integer in [${min}, ${max}]`,
     );
   }
   return value;
@@ -522,7 +534,7 @@ export function encodeEvent(event: NetEvent): (number | string)[] {
   const values = event as unknown as Record<string, unknown>;
   const out: (number | string)[] = [def.code];
   for (const [name, field] of def.fields) {
-    out.push(eventFieldToWire(field, values[name], `${event.type} ${name}`));
+    out.push(eventFieldToWire(field, values[name], { type: event.type, name }));
   }
   return out;
 }
@@ -647,8 +659,13 @@ class CborOut {
 
   bytes(v: Uint8Array): void {
     this.head(CborMajor.Bytes, v.byteLength);
-    this.#out.set(v, this.#at);
-    this.#at += v.byteLength;
+    this.#at = copyBytes(v, v.byteLength, this.#out, this.#at);
+  }
+
+  /** What a ByteWriter holds, as a byte string (copied from it, no view of it made). */
+  written(w: ByteWriter): void {
+    this.head(CborMajor.Bytes, w.length);
+    this.#at = w.copyInto(this.#out, this.#at);
   }
 }
 
@@ -689,16 +706,35 @@ function writePlainCbor(w: CborOut, v: PlainCbor): void {
 }
 
 /**
- * Integers, byte strings and arrays of them, as CBOR in one buffer: the very bytes
- * cbor-x writes (tests/net/wire/codec_test.ts compares them), without its encoder's
- * buffer management. Undefined when the value holds anything else (text, a fraction,
- * an integer beyond ±2³²): cbor-x then writes it its own way.
+ * Every dungeon's every batch: written by hand (unless an event carries text), the very
+ * bytes cbor-x writes (tests/net/wire/codec_test.ts compares them), the volleys and hits
+ * copied straight from their writers into the message, with no copy of either on the way
+ * and no list of the message's fields.
  */
-function packPlainCbor(value: unknown): Uint8Array | undefined {
-  const size = plainCborSize(value);
-  if (size === undefined) return undefined;
+function encodeEvents(
+  enc: MessageEncoder,
+  msg: EventsMsg,
+  volleys: VolleyDictionary | undefined,
+): Uint8Array {
+  // The dictionary learns from what it writes: the volleys are written once, here.
+  const vw = writeVolleys(msg.volleys, msg.tick, volleys);
+  const hw = writeHits(msg.hits);
+  const events = msg.events.map(encodeEvent);
+  const eventsSize = plainCborSize(events);
+  const size = 1 + intCborBytes(msg.kind) + intCborBytes(msg.tick) +
+    (cborHeadBytes(vw.length) ?? NaN) + vw.length + (cborHeadBytes(hw.length) ?? NaN) +
+    hw.length + (eventsSize ?? NaN);
+  if (Number.isNaN(size)) {
+    // Text in an event, or a number past what this path writes: cbor-x.
+    return enc.encodeValue([msg.kind, msg.tick, vw.bytes(), hw.bytes(), events]);
+  }
   const w = CBOR_OUT.start(messageBytes(size));
-  writePlainCbor(w, value as PlainCbor);
+  w.head(CborMajor.Array, 5);
+  w.int(msg.kind);
+  w.int(msg.tick);
+  w.written(vw);
+  w.written(hw);
+  writePlainCbor(w, events as PlainCbor);
   return w.done();
 }
 
@@ -734,17 +770,8 @@ export function encodeServerMessage(
       ]);
     case ServerKind.Snapshot:
       return encodeSnapshot(enc, msg);
-    case ServerKind.Events: {
-      // Every dungeon's every batch: written by hand unless an event carries text.
-      const fields = [
-        msg.kind,
-        msg.tick,
-        encodeVolleys(msg.volleys, msg.tick, opts.volleys),
-        packHits(msg.hits),
-        msg.events.map(encodeEvent),
-      ];
-      return packPlainCbor(fields) ?? enc.encodeValue(fields);
-    }
+    case ServerKind.Events:
+      return encodeEvents(enc, msg, opts.volleys);
     case ServerKind.Pong:
       return enc.encodeValue([msg.kind, msg.clientTimeMs, msg.tick, msg.heldMs]);
     case ServerKind.Transfer:

@@ -25,6 +25,9 @@ export const PLAYER_STATE_WIRE = {
   escapeTicks: { sent: "PLAYER_SNAP.escape" },
   buttons: { sent: "PLAYER_SNAP.flags" },
   away: { sent: "PLAYER_SNAP.flags" },
+  viewLag: {
+    serverOnly: "the client told it (its inputs' viewLag); the server's rewind for its shots",
+  },
 } as const satisfies Record<keyof PlayerState, WireDecision>;
 
 /** Every field of a trash enemy. */

@@ -245,9 +245,19 @@ export function unitsFromRows(
  * in id order already (an instance sorts its list once a tick for all its members).
  */
 export function unitsFromOwnRows(
-  s: Omit<SnapshotUnits, "players"> & { players: number[][] },
+  s: Omit<SnapshotUnits, "players">,
+  players: number[][],
 ): SnapshotUnits {
-  return { ...s, players: sortRows(s.players) };
+  // Field by field, in the order every SnapshotUnits is made in: one hidden class for all
+  // of them (a spread would put `players` last, a second shape for the encoder to meet).
+  return {
+    tick: s.tick,
+    stage: s.stage,
+    wave: s.wave,
+    players: sortRows(players),
+    enemies: s.enemies,
+    boss: s.boss,
+  };
 }
 
 /**

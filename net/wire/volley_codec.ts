@@ -238,6 +238,18 @@ export function encodeVolleys(
   baseTick: number,
   dict: VolleyDictionary = new VolleyDictionary(),
 ): Uint8Array {
+  return writeVolleys(volleys, baseTick, dict).bytes();
+}
+
+/**
+ * `encodeVolleys` without the copy: the writer holding the bytes, valid until the next
+ * call (an Events message copies them straight into itself).
+ */
+export function writeVolleys(
+  volleys: readonly Volley[],
+  baseTick: number,
+  dict: VolleyDictionary = new VolleyDictionary(),
+): ByteWriter {
   const w = VOLLEYS_WRITER.reset();
   for (const v of volleys) {
     const expectedUid = dict.nextUid;
@@ -304,7 +316,7 @@ export function encodeVolleys(
       }
     }
   }
-  return w.bytes();
+  return w;
 }
 
 /** Unpacks what `encodeVolleys` wrote for a batch starting at `baseTick`. */
