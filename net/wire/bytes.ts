@@ -60,7 +60,7 @@ export class ByteWriter {
 
   u8(v: number): void {
     const at = this.#reserve(1);
-    this.#view.setUint8(at, v);
+    this.#buf[at] = v;
   }
   i8(v: number): void {
     const at = this.#reserve(1);
@@ -106,18 +106,25 @@ export class ByteWriter {
 
   /** Unsigned LEB128: 1 byte below 128, 2 below 16384, up to 5 for a uint32. */
   varuint(v: number): void {
-    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) {
-      throw new CodecError(`Cannot encode varuint ${v}`);
-    }
+    // A whole number in [0, 2^32): exactly what survives `>>> 0` unchanged.
+    if (v >>> 0 !== v) throw new CodecError(`Cannot encode varuint ${v}`);
     while (v >= 0x80) {
       this.u8((v & 0x7f) | 0x80);
-      v = Math.floor(v / 128);
+      v >>>= 7;
     }
     this.u8(v);
   }
 
   /** Signed varint (zigzag then LEB128). */
   varint(v: number): void {
+    if ((v | 0) === v) {
+      // A 32-bit integer (nearly every one: deltas, gaps): zigzag with shifts, and the
+      // common one-byte case written at once.
+      const z = ((v << 1) ^ (v >> 31)) >>> 0;
+      if (z < 0x80) this.u8(z);
+      else this.varuint(z);
+      return;
+    }
     this.varuint(v < 0 ? -2 * v - 1 : 2 * v);
   }
 

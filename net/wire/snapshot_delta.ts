@@ -309,9 +309,11 @@ export function fromSnapshotUnits(
   };
 }
 
-function wrapDelta(d: number, bits: number): number {
-  const span = 2 ** bits;
+/** The shortest way round a turn of `span` units (a power of two) for a difference `d`. */
+function wrapDelta(d: number, span: number): number {
   const half = span / 2;
+  // A whole difference within 32 bits: the wrap is a mask (two's complement).
+  if ((d | 0) === d && span <= 0x10000) return ((d + half) & (span - 1)) - half;
   return ((((d + half) % span) + span) % span) - half;
 }
 
@@ -328,7 +330,8 @@ function applyDelta(name: string, table: RecordTable, a: number, d: number): num
 function fieldInfo(table: RecordTable, names: readonly string[]) {
   return {
     types: names.map((n) => table[n].type),
-    wrapBits: names.map((n) => WRAPS.has(n) ? WIRE_TYPES[table[n].type].bytes * 8 : 0),
+    /** The span of units a wrapping field turns through (0: it does not wrap). */
+    wrapSpan: names.map((n) => WRAPS.has(n) ? 2 ** (WIRE_TYPES[table[n].type].bytes * 8) : 0),
   };
 }
 
@@ -343,13 +346,13 @@ const ENEMY_FIELDS = fieldInfo(ENEMY_SNAP, ENEMY_NAMES);
 function writeEntities(
   w: ByteWriter,
   opts: {
-    fields: { types: readonly WireType[]; wrapBits: readonly number[] };
+    fields: { types: readonly WireType[]; wrapSpan: readonly number[] };
     cur: readonly (readonly number[])[];
     base: readonly (readonly number[])[];
   },
 ): void {
   const { fields, cur, base } = opts;
-  const { types, wrapBits } = fields;
+  const { types, wrapSpan } = fields;
   const n = types.length;
   for (let k = 1; k < cur.length; k++) {
     if (cur[k][0] <= cur[k - 1][0]) {
@@ -385,7 +388,7 @@ function writeEntities(
     for (let f = 1; f < n; f++) {
       if (row[f] === old[f]) continue;
       const d = row[f] - old[f];
-      w.varint(wrapBits[f] === 0 ? d : wrapDelta(d, wrapBits[f]));
+      w.varint(wrapSpan[f] === 0 ? d : wrapDelta(d, wrapSpan[f]));
     }
   }
   added += cur.length - j;
