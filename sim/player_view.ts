@@ -233,7 +233,8 @@ export class ViewHistory {
       s.y = onGrid(e.y);
       n++;
     }
-    m.enemies.length = n;
+    // Only when it changed: a length set is a call into the runtime, even to the same value.
+    if (m.enemies.length !== n) m.enemies.length = n;
     n = 0;
     for (const p of ships) {
       const s = m.ships[n] ??= { id: p.id, x: 0, y: 0, active: false };
@@ -243,7 +244,7 @@ export class ViewHistory {
       s.active = p.status === "active";
       n++;
     }
-    m.ships.length = n;
+    if (m.ships.length !== n) m.ships.length = n;
   }
 
   #at(tick: number): Moment | undefined {
