@@ -81,6 +81,14 @@ export class InputQueue {
     this.#mask = length - 1;
   }
 
+  /**
+   * The frame `take()` fills and returns: the same object for the queue's life, so a
+   * reader may hold it and read each tick's input from it after each take.
+   */
+  get frame(): InputFrame {
+    return this.#out;
+  }
+
   /** Slots the ring holds now (grows by doubling as frames pile up). */
   get capacity(): number {
     return this.#ring.length;

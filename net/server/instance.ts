@@ -124,6 +124,10 @@ export class Instance {
   readonly #volleys = new VolleyDictionary();
   readonly #pendingEvents: NetEvent[] = [];
   readonly #scheduled: { atTick: number; order: TransferOrder }[] = [];
+  /**
+   * Each member's input for the world, by player id: its queue's own frame, put here when
+   * the member (and its queue) is made; each tick's take() fills it in place.
+   */
   readonly #inputs = new Map<number, InputFrame>();
   /** In a crowd, where each ship sits in this tick's list of ships (kept, not remade). */
   readonly #crowdAt = new Map<number, number>();
@@ -195,10 +199,12 @@ export class Instance {
     // Bullets born so far travel in the Enter message; the batch must not repeat them.
     this.#flush();
     this.world.addPlayer(peer.playerId, peer.name);
+    const queue = new InputQueue(INPUT_LIMITS);
+    this.#inputs.set(peer.playerId, queue.frame);
     this.#members.set(peer.playerId, {
       id: peer.playerId,
       peer,
-      queue: new InputQueue(INPUT_LIMITS),
+      queue,
       slot: this.#joins++ % TICKS_PER_SNAPSHOT,
       sent: baselinesFor(peer),
       sinceTick: this.world.tick,
@@ -219,9 +225,11 @@ export class Instance {
     const member = this.#members.get(playerId);
     if (!member) return;
     this.#flush();
+    const queue = new InputQueue(INPUT_LIMITS);
+    this.#inputs.set(playerId, queue.frame);
     this.#members.set(playerId, {
       ...member,
-      queue: new InputQueue(INPUT_LIMITS),
+      queue,
       sent: baselinesFor(member.peer),
       sinceTick: this.world.tick,
       parked: undefined,
@@ -287,10 +295,10 @@ export class Instance {
     const tick = world.tick;
     const probe = this.#probe;
     probe?.lap("between");
-    // Every member's entry is overwritten (one who left was deleted): no clear(), which
-    // would give the map a new table every tick.
+    // Each take() fills the frame the member's entry in #inputs already holds: no map
+    // written a member a tick.
     for (const m of this.#members.values()) {
-      this.#inputs.set(m.id, m.queue.take(tick));
+      m.queue.take(tick);
       this.#parkIfSilent(m.id, m, tick);
     }
     probe?.lap("inputs");

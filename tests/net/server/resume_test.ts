@@ -103,6 +103,14 @@ Deno.test("a link that dies mid-boss and comes back within 5 s resumes the same 
   assert.ok(first?.kind === ServerKind.Snapshot && first.baseTick === undefined, "whole");
   assert.equal(c.runtime.snapshotsWithoutBaseline, 0, "no delta without its baseline");
   assert.ok(c.runtime.boss() !== null, "the boss fight goes on");
+  // It steers again: the new connection's frames are what the world moves the ship by.
+  const instance = h.server.instances.get(c.runtime.instanceId)!;
+  const x0 = ship(h, c).x;
+  const toCentre = x0 < instance.world.def.arena.widthPx / 2 ? 1 : -1;
+  c.control = () => ({ moveX: 100 * toCentre, moveY: 0, aim: 0, buttons: 0 });
+  h.pump(500);
+  const moved = (ship(h, c).x - x0) * toCentre;
+  assert.ok(moved > 40, `steered ${moved} px toward the centre in 0.5 s`);
 });
 
 Deno.test("while its link is down a ship waits parked: not hit, not aimed at, frozen, for the grace", () => {
