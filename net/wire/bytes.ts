@@ -6,7 +6,6 @@ export class CodecError extends TypeError {
   override name = "CodecError";
 }
 
-/** Appends fixed-size little-endian fields to a growing buffer. */
 /** Up to this many bytes, `copyBytes` copies by hand. */
 const SHORT_COPY = 64;
 
@@ -25,6 +24,7 @@ export function copyBytes(src: Uint8Array, n: number, out: Uint8Array, at: numbe
   return at + n;
 }
 
+/** Appends fixed-size little-endian fields to a growing buffer. */
 export class ByteWriter {
   #buf: Uint8Array;
   #view: DataView;

@@ -488,35 +488,39 @@ const EVENT_BY_CODE = new Map<number, readonly [EventName, EventDef]>(
   (Object.entries(EVENTS) as [EventName, EventDef][]).map(([name, def]) => [def.code, [name, def]]),
 );
 
+/** A small event's field as errors name it ("playerHit hp"). */
+function fieldLabel(at: { readonly type: string; readonly name: string }): string {
+  return `${at.type} ${at.name}`;
+}
+
 /**
- * One field of a small event, checked. Its name in errors ("playerHit hp") is put
- * together only for an error: every event of every batch passes here.
+ * One field of a small event, checked. Its label in errors is put together only for an
+ * error: every event of every batch passes here.
  */
 function eventFieldToWire(
   field: EventField,
   value: unknown,
-  at: { type: string; name: string },
+  at: { readonly type: string; readonly name: string },
 ): number | string {
-  const what = () => `${at.type} ${at.name}`;
   if ("oneOf" in field) {
     const index = field.oneOf.indexOf(value as string);
     if (index < 0) {
       throw new CodecError(
-        `Cannot encode ${what()}: ${String(value)} is not one of ${field.oneOf}`,
+        `Cannot encode ${fieldLabel(at)}: ${String(value)} is not one of ${field.oneOf}`,
       );
     }
     return index;
   }
   if ("text" in field) {
     if (typeof value !== "string" || value.length > field.text) {
-      throw new CodecError(`Cannot encode ${what()}: not text of at most ${field.text}`);
+      throw new CodecError(`Cannot encode ${fieldLabel(at)}: not text of at most ${field.text}`);
     }
     return value;
   }
   const [min, max] = field.int;
   if (typeof value !== "number" || !Number.isInteger(value) || value < min || value > max) {
     throw new CodecError(
-      `Cannot encode ${what()}: ${String(value)} is not an integer in [${min}, ${max}]`,
+      `Cannot encode ${fieldLabel(at)}: ${String(value)} is not an integer in [${min}, ${max}]`,
     );
   }
   return value;
