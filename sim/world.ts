@@ -259,6 +259,8 @@ export class SimWorld {
   readonly #moveOpts: { arena: ArenaDef; tuning: PlayerTuning };
   /** The ships enemy shots can hit this tick (reused: filled by each step). */
   readonly #targets: PlayerState[] = [];
+  /** The player shots' slots, found each tick (grown with the bullet pool). */
+  #shotSlots = new Int32Array(128);
   /**
    * What each player saw, once asked, and the tick it was asked on (a view of undefined:
    * the truth). Stamped rather than cleared each tick: Map.clear() gives an old map a
@@ -594,8 +596,21 @@ export class SimWorld {
     // Every shot touching the boss this tick dies on it, the ones after the killing shot
     // too: which come after depends on slot order, which replicas do not share.
     const bossUp = this.stage === "boss";
+    // The player shots' slots, highest first, listed without a test of each bullet's team
+    // (which goes one way or the other bullet by bullet): every slot is written, and the
+    // count moves on by the bullet's team, 1 for a player's shot. A shot freed below moves
+    // the last bullet into its slot: one already passed, so the list stays good.
+    if (this.#shotSlots.length < pool.count) this.#shotSlots = new Int32Array(pool.capacity);
+    const slots = this.#shotSlots;
+    const team = pool.team;
+    const player: 1 = Team.Player;
+    let shots = 0;
     for (let i = pool.count - 1; i >= 0; i--) {
-      if (pool.team[i] !== Team.Player) continue;
+      slots[shots] = i;
+      shots += team[i] & player;
+    }
+    for (let at = 0; at < shots; at++) {
+      const i = slots[at];
       const x = pool.x[i];
       const y = pool.y[i];
       const r = pool.radius[i];
