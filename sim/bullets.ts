@@ -7,6 +7,7 @@
  */
 import type { ArenaDef, BulletSpec } from "./types.ts";
 import { angleFromUnits, POS_UNITS_PER_PX } from "./grid.ts";
+import { outsideSpan } from "./geometry.ts";
 import { TICK_S } from "./time.ts";
 
 /**
@@ -243,7 +244,7 @@ export function stepBullets(pool: BulletPool, arena: ArenaDef, from = 0): void {
     wx1 = Math.max(wx1, w.x + w.w);
     wy1 = Math.max(wy1, w.y + w.h);
   }
-  // No walls: a band nothing is inside (the product below is +Infinity for every bullet).
+  // No walls: a band nothing is inside (every bullet is outside [-Infinity, -Infinity]).
   if (walls.length === 0) wy0 = wy1 = -Infinity;
   for (let i = pool.count - 1; i >= from; i--) {
     const c = turnCos[i];
@@ -263,11 +264,9 @@ export function stepBullets(pool: BulletPool, arena: ArenaDef, from = 0): void {
       pool.remove(i);
       continue;
     }
-    // Outside the box: outside its rows, or its columns. Each is one test of a product
-    // (positive exactly when the bullet is beyond one edge or the other) that goes the same
-    // way for nearly every bullet, where four comparisons, each as likely to go either way,
-    // cost the processor a missed guess for many bullets (a fifth of this loop's time).
-    if ((py - wy0) * (py - wy1) > 0 || (px - wx0) * (px - wx1) > 0) continue;
+    // Outside the box's rows, or its columns (four comparisons here were a fifth of this
+    // loop's time: which one decided changed from bullet to bullet).
+    if (outsideSpan(py, wy0, wy1) || outsideSpan(px, wx0, wx1)) continue;
     for (let w = 0; w < walls.length; w++) {
       const wall = walls[w];
       if (px >= wall.x && px <= wall.x + wall.w && py >= wall.y && py <= wall.y + wall.h) {

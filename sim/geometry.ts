@@ -11,6 +11,17 @@ export interface Rect {
   readonly h: number;
 }
 
+/**
+ * True when `v` is outside [lo, hi]: the product of its distances to the two edges is
+ * positive exactly then (an edge counts as inside). For tests in loops over every bullet:
+ * this is one branch, which goes the same way for nearly every item, where `v < lo ||
+ * v > hi` is two, each going either way from one item to the next, and each such change
+ * costs the processor a missed guess (CAPACITY: "Branches the processor can guess").
+ */
+export function outsideSpan(v: number, lo: number, hi: number): boolean {
+  return (v - lo) * (v - hi) > 0;
+}
+
 /** Clamps `v` into [min, max]. */
 export function clamp(v: number, min: number, max: number): number {
   return v < min ? min : v > max ? max : v;

@@ -15,7 +15,7 @@ import {
   tickEmitter,
 } from "./emitters.ts";
 import { HitTarget, type SimEvent } from "./events.ts";
-import { circlesOverlap } from "./geometry.ts";
+import { circlesOverlap, outsideSpan } from "./geometry.ts";
 import { movePlayer } from "./movement.ts";
 import { stepEnemyMotion } from "./enemy_motion.ts";
 import { type SeenEnemy, ViewHistory } from "./player_view.ts";
@@ -728,12 +728,9 @@ export class SimWorld {
       const by = y[i];
       const reach = radius[i] + pr;
       const grazeReach = reach + band;
-      // Beyond the box on either axis, tested as one product an axis (positive exactly
-      // outside its two edges), as stepBullets tests the walls' box: a guess the
-      // processor nearly always gets right, where four comparisons are not.
       if (
-        (by - (minY - grazeReach)) * (by - (maxY + grazeReach)) > 0 ||
-        (bx - (minX - grazeReach)) * (bx - (maxX + grazeReach)) > 0
+        outsideSpan(by, minY - grazeReach, maxY + grazeReach) ||
+        outsideSpan(bx, minX - grazeReach, maxX + grazeReach)
       ) continue;
       const grazeReach2 = grazeReach * grazeReach;
       for (let k = 0; k < n; k++) {
