@@ -268,7 +268,7 @@ export function createApp(server: GameServer, opts: AppOptions): Hono {
       server.countRefusal("bad_upgrade");
       return c.text(`bad WebSocket upgrade: ${(err as Error).message}`, 400);
     }
-    let transport: Transport = new WebSocketTransport(socket);
+    let transport: Transport = new WebSocketTransport(socket, server.scheduler.stats);
     // With a simulated link, what the client sends reaches the server after the path's
     // delay (and what the server sends, through LinkTransport): both directions.
     let down: LinkTransport | undefined;

@@ -153,7 +153,7 @@ export function runScenario(
   const add = (role: Role, n: number) => {
     for (let i = 0; i < n; i++) {
       const socket = new CountingSocket();
-      const conn = server.open(new WebSocketTransport(socket), "10.9.0.1");
+      const conn = server.open(new WebSocketTransport(socket, server.scheduler.stats), "10.9.0.1");
       conn.receive(encodeClientMessage(encoder, {
         kind: ClientKind.Hello,
         version: PROTOCOL_VERSION,

@@ -30,6 +30,11 @@ export const STALL_MS_BUCKETS = [25, 33, 50, 100, 250, 1000] as const;
 /** What the loop has measured. */
 export interface SchedulerStats {
   ticks: number;
+  /**
+   * Wake-ups of the loop: turns of the event loop that ran ticks. A socket writes what it
+   * was given between turns, never during one (net/server/transport.ts reads this).
+   */
+  wakes: number;
   /** Ticks that started more than one tick after their target time. */
   ticksLate: number;
   /** Ticks skipped because the loop fell too far behind. */
@@ -67,6 +72,7 @@ export class FixedStepScheduler {
   #tick = 0;
   readonly stats: SchedulerStats = {
     ticks: 0,
+    wakes: 0,
     ticksLate: 0,
     ticksDropped: 0,
     stepErrors: 0,
@@ -116,6 +122,7 @@ export class FixedStepScheduler {
   }
 
   #wake(): void {
+    this.stats.wakes++;
     let ran = 0;
     let now = this.#clock.now();
     while (now >= this.#nextAt - WAKE_EARLY_MS && ran < this.#maxCatchUp) {

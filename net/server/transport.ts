@@ -64,6 +64,55 @@ const OPEN = 1;
 /** What a queue slot holds once its message is sent. */
 const SENT = new Uint8Array(0);
 
+/**
+ * The turns of the event loop, as the server's loop counts them (its wake-ups,
+ * `SchedulerStats.wakes`). A socket writes what it was given between turns, never during
+ * one: bytes given in this turn are still buffered however fast the client reads.
+ */
+export interface LoopTurns {
+  readonly wakes: number;
+}
+
+/**
+ * What a transport's socket still held from earlier turns of the event loop. The socket
+ * had the chance to write those bytes and could not: the client is not taking them. What
+ * it was given in this turn cannot have left yet, however fast the client reads: a loop
+ * catching up after a stall runs several ticks in one turn, and a snapshot skipped for
+ * those bytes would charge the server's own lateness to every client that keeps up.
+ */
+export class EarlierTurns {
+  readonly #turns: LoopTurns;
+  /** The turn of the last flush, and what the socket held from before it then. */
+  #turn = -1;
+  #older = 0;
+
+  constructor(turns: LoopTurns) {
+    this.#turns = turns;
+  }
+
+  /**
+   * A flush is about to hand the socket its frame, `pending` bytes still in the socket:
+   * true at the turn's first flush.
+   */
+  flushing(pending: number): boolean {
+    const turn = this.#turns.wakes;
+    if (turn === this.#turn) return false;
+    this.#turn = turn;
+    this.#older = pending;
+    return true;
+  }
+
+  /** True when this turn has flushed already (its bytes are in the socket). */
+  get flushedThisTurn(): boolean {
+    return this.#turn === this.#turns.wakes;
+  }
+
+  /** Of the `pending` bytes in the socket, those it was given in an earlier turn. */
+  older(pending: number): number {
+    return this.flushedThisTurn ? Math.min(pending, this.#older) : pending;
+  }
+}
+
 /** Transport over one WebSocket: one ordered stream, "newest wins" emulated by skipping. */
 export class WebSocketTransport implements Transport {
   readonly kind = "websocket";
@@ -79,9 +128,11 @@ export class WebSocketTransport implements Transport {
   #count = 0;
   /** The bytes of `#queued`, kept as it grows: the connection asks at every message. */
   #queuedBytes = 0;
+  readonly #earlier: EarlierTurns;
 
-  constructor(ws: SocketLike) {
+  constructor(ws: SocketLike, turns: LoopTurns) {
     this.#ws = ws;
+    this.#earlier = new EarlierTurns(turns);
   }
 
   get bufferedBytes(): number {
@@ -94,10 +145,13 @@ export class WebSocketTransport implements Transport {
   }
 
   sendLatest(data: Uint8Array): boolean {
-    // What this tick queued has not reached the socket yet, so anything buffered is
-    // left from an earlier tick: the socket is backed up and may still hold the previous
-    // snapshot. Skip this one; the next (50 ms later) carries newer state.
-    if (this.#ws.readyState !== OPEN || this.#ws.bufferedAmount > 0) return false;
+    // What this tick queued has not reached the socket yet. Bytes the socket still holds
+    // from an earlier turn say it is backed up and may still hold the previous snapshot:
+    // skip this one; the next (50 ms later) carries newer state.
+    const ws = this.#ws;
+    if (ws.readyState !== OPEN) return false;
+    const buffered = ws.bufferedAmount;
+    if (buffered > 0 && this.#earlier.older(buffered) > 0) return false;
     this.#queue(data);
     return true;
   }
@@ -115,6 +169,7 @@ export class WebSocketTransport implements Transport {
     if (count === 0) return;
     const ws = this.#ws;
     const queued = this.#queued;
+    this.#earlier.flushing(ws.bufferedAmount);
     if (ws.readyState === OPEN) {
       if (ws.sendParts) ws.sendParts(queued, count);
       // Deno's WebSocket may hold what it is given until the client takes it: a buffer of

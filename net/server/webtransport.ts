@@ -12,7 +12,7 @@ import { CloseCode } from "../wire/protocol.ts";
 import type { CertificatePair } from "./certs.ts";
 import { toBase64 } from "./certs.ts";
 import type { GameServer, Logger } from "./server.ts";
-import { clampReason, type Transport } from "./transport.ts";
+import { clampReason, EarlierTurns, type LoopTurns, type Transport } from "./transport.ts";
 
 /** The path the client opens: `https://HOST:PORT/wt`. */
 export const WEBTRANSPORT_PATH = "/wt";
@@ -42,16 +42,21 @@ export class WebTransportTransport implements Transport {
   #copies: 1 | 2 = 1;
   /** Bytes written to the stream and not yet taken by QUIC: the stream's backlog. */
   #inFlightBytes = 0;
+  /** What the stream held from earlier turns of the event loop (transport.ts). */
+  readonly #earlier: EarlierTurns;
+  /** Datagrams written in the turn of the last flush (still queued until the loop turns). */
+  #turnDatagrams = 0;
   #closing = false;
 
   constructor(
     session: Session,
-    opts: { stream: Writer; datagrams: Writer; maxDatagramBytes: number },
+    opts: { stream: Writer; datagrams: Writer; maxDatagramBytes: number; turns: LoopTurns },
   ) {
     this.#session = session;
     this.#stream = opts.stream;
     this.#datagrams = opts.datagrams;
     this.#maxDatagramBytes = opts.maxDatagramBytes;
+    this.#earlier = new EarlierTurns(opts.turns);
   }
 
   /** What waits to leave: this tick's messages and stream writes QUIC has not taken. */
@@ -69,17 +74,21 @@ export class WebTransportTransport implements Transport {
     if (this.#closing) return false;
     if (data.byteLength > this.#maxDatagramBytes) {
       // Too big for one datagram (a crowded hub): the stream, newest-wins as on a WebSocket.
-      if (this.#inFlightBytes > 0) return false;
+      if (this.#earlier.older(this.#inFlightBytes) > 0) return false;
       this.#queued.push(data);
       return true;
     }
-    // A datagram still waiting for the congestion window: this one would queue behind it.
-    if ((this.#datagrams.desiredSize ?? 1) <= 0) return false;
+    // A datagram from an earlier turn still waiting for the congestion window: this one
+    // would queue behind it. The writer holds one datagram (its desired size counts them),
+    // and those written in this turn wait for the loop to turn, however open the window.
+    const thisTurn = this.#earlier.flushedThisTurn ? this.#turnDatagrams : 0;
+    if ((this.#datagrams.desiredSize ?? 1) + thisTurn <= 0) return false;
     this.#datagram = data;
     return true;
   }
 
   flush(): void {
+    if (this.#earlier.flushing(this.#inFlightBytes)) this.#turnDatagrams = 0;
     if (this.#queued.length > 0) {
       // The stream queues what QUIC has not taken: a buffer of its own, not a view that
       // would keep a message slab alive while a slow client reads (net/wire/slab.ts).
@@ -96,10 +105,12 @@ export class WebTransportTransport implements Transport {
     this.#datagram = undefined;
     if (datagram) {
       this.#datagrams.write(datagram).catch(() => {});
+      this.#turnDatagrams++;
       this.#again = this.#copies === 2 ? datagram : undefined;
     } else if (this.#again) {
       // The copy, one tick later: a loss that takes the first rarely takes both.
       this.#datagrams.write(this.#again).catch(() => {});
+      this.#turnDatagrams++;
       this.#again = undefined;
     }
   }
@@ -277,6 +288,7 @@ export class WebTransportServer {
       stream: stream.writable.getWriter(),
       datagrams: datagramWriter,
       maxDatagramBytes: conn.maxDatagramSize - DATAGRAM_FRAMING_BYTES,
+      turns: this.#game.scheduler.stats,
     });
     const connection = this.#game.open(transport, ip);
     session.closed.then(

@@ -231,3 +231,26 @@ Deno.test("bad bytes on the stream close only that session, with a reason", asyn
   assert.equal(bystander.client.transport, "webtransport");
   await bystander.stop();
 });
+
+Deno.test("a stall of the server's loop costs a WebTransport client no snapshot", async () => {
+  // The ticks a stall owes run in one turn of the event loop, and a datagram written in
+  // that turn waits for the loop to turn: the next tick's must not be skipped behind it.
+  await using live = new LiveWtServer();
+  await live.wt.start();
+  const p = player(await fetchServerAddress(live.pageUrl), "Quic");
+  await waitFor("the hub", () => p.client.runtime.instanceId === "hub");
+  assert.equal(p.client.transport, "webtransport");
+  const stats = live.server.scheduler.stats;
+  const lateBefore = stats.ticksLate;
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const start = performance.now();
+    while (performance.now() - start < 70) {
+      // The stall: this process's only thread is busy, as in a long collection.
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  assert.ok(stats.ticksLate - lateBefore >= 5, "the stalls made the loop catch up");
+  assert.equal(live.server.counters.snapshotsSkipped, 0, "no snapshot skipped");
+  await p.stop();
+});
