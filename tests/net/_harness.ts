@@ -681,6 +681,24 @@ export class LiveServer implements AsyncDisposable {
   }
 }
 
+/**
+ * Stalls this process's only thread five times for 70 ms, 100 ms apart, as long collections
+ * would, then waits 200 ms: the server's loop runs the ticks each stall owes back to back,
+ * in one turn of the event loop. Returns how many ticks started late meanwhile.
+ */
+export async function stallTheLoop(server: GameServer): Promise<number> {
+  const lateBefore = server.scheduler.stats.ticksLate;
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const start = performance.now();
+    while (performance.now() - start < 70) {
+      // The stall: busy, as in a collection's pause.
+    }
+  }
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  return server.scheduler.stats.ticksLate - lateBefore;
+}
+
 /** A plain WebSocket that decodes and keeps every server message, with its arrival time. */
 export class LiveSocket {
   readonly ws: WebSocket;
