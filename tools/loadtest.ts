@@ -207,6 +207,12 @@ export interface StepResult {
    */
   stalls: { count: number; worstLateMs: Record<string, number> };
   snapshotsPerSecP5: number;
+  /**
+   * Snapshots the server skipped in the window because a client's socket still held
+   * bytes from an earlier turn of its loop (`bh_snapshots_skipped_total`): clients not
+   * taking what they were sent, here the bots falling behind.
+   */
+  snapshotsSkipped: number;
   downBytesPerSecPerClient: { mean: number; p95: number };
   rssMb: number;
   /** The malloc the server ran on, read from its memory map ("unknown": no /proc). */
@@ -381,6 +387,7 @@ export function metricFigures(text: string) {
     },
     tickCount: value(/^bh_tick_duration_seconds_count\{[^}]*\} (\S+)$/m),
     bulletTicks: value(/^bh_bullet_ticks_total\{[^}]*\} (\S+)$/m),
+    snapshotsSkipped: value(/^bh_snapshots_skipped_total\{[^}]*\} (\S+)$/m),
     // Cumulative, by upper bound in seconds ("+Inf" last).
     stallBuckets: [...text.matchAll(/^bh_loop_stalls_seconds_bucket\{[^}]*le="([^"]+)"\} (\S+)$/gm)]
       .map((m) => ({ le: m[1], count: Number(m[2]) })),
@@ -650,6 +657,7 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         lateTicks: after.late - before.late,
         stalls: stallsBetween(before.stallBuckets, after.stallBuckets),
         snapshotsPerSecP5: percentile(snaps, 0.05),
+        snapshotsSkipped: after.snapshotsSkipped - before.snapshotsSkipped,
         downBytesPerSecPerClient: {
           mean: Math.round(
             down.reduce((a: number, b: number) => a + b, 0) / Math.max(1, down.length),

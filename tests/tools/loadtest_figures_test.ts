@@ -28,6 +28,10 @@ Deno.test("a window's tick parts come from /metrics as the server counted them",
   // Only the hub is open: its steps and the flushes after them are the whole tick.
   assert.ok(parts.hub > 0 && parts.flush > 0, JSON.stringify(parts));
   assert.equal(parts.dungeons, 0);
+  // The skipped snapshots as the server counted them (here none: no socket is open).
+  assert.equal(after.snapshotsSkipped, c.snapshotsSkipped);
+  c.snapshotsSkipped += 3;
+  assert.equal((await read()).snapshotsSkipped - after.snapshotsSkipped, 3);
   const meanMs = ((after.tickSumS - before.tickSumS) / 40) * 1000;
   assert.ok(
     Math.abs(parts.hub + parts.dungeons + parts.flush - meanMs) < 0.02,
