@@ -131,6 +131,8 @@ export class Instance {
   readonly #inputs = new Map<number, InputFrame>();
   /** In a crowd, where each ship sits in this tick's list of ships (kept, not remade). */
   readonly #crowdAt = new Map<number, number>();
+  /** A crowd's index of its ships by x, updated each tick it is crowded. */
+  readonly #nearest = new NearestIndex<CrowdShip>();
   /**
    * Which tick of each snapshot interval carries this instance's snapshots and events:
    * the server's tick count modulo TICKS_PER_SNAPSHOT. The server spreads its instances
@@ -511,7 +513,7 @@ export class Instance {
     // so a member's cost stays flat however many share the hub; its snapshots go out on its
     // slot of the interval. Otherwise every member gets the same world.
     const crowded = world.players.size > INTEREST_PLAYERS;
-    const players: { id: number; x: number; y: number; row: number[] }[] = [];
+    const players: CrowdShip[] = [];
     const rows: number[][] = [];
     for (const p of world.players.values()) {
       let flags = p.status === "active"
@@ -559,8 +561,10 @@ export class Instance {
     sortRows(enemies);
     const shared = { tick, stage: StageCode[world.stage], wave: world.wave, enemies, boss };
     const everyone = crowded ? undefined : unitsFromOwnRows(shared, rows);
-    // A crowd's members all ask for their nearest on the same tick: one index for them all.
-    const index = crowded ? new NearestIndex(players) : undefined;
+    // A crowd's members all ask for their nearest on the same tick: one index for them all,
+    // kept from tick to tick (last tick's order by x is nearly this tick's).
+    const index = crowded ? this.#nearest : undefined;
+    index?.update(players);
     const slot = tick % TICKS_PER_SNAPSHOT;
     // Each member gets the changes since a snapshot it holds: the last one sent on an
     // ordered stream, the newest it acknowledged over datagrams (lost ones never are).
@@ -579,9 +583,10 @@ export class Instance {
           near = nearestPlayers(players, { self: undefined, max: INTEREST_PLAYERS })
             .map((p) => p.row);
         } else {
-          const found = index!.nearestIndices(at, INTEREST_PLAYERS);
-          near = new Array(found.length);
-          for (let k = 0; k < found.length; k++) near[k] = players[found[k]].row;
+          const count = index!.nearestIndices(at, INTEREST_PLAYERS);
+          const found = index!.found;
+          near = new Array(count);
+          for (let k = 0; k < count; k++) near[k] = players[found[k]].row;
         }
         units = unitsFromOwnRows(shared, near);
       }
@@ -622,7 +627,16 @@ export class Instance {
         m.queue.slackTicks({ reset: true });
       }
     }
+    index?.release();
   }
+}
+
+/** A ship of a crowd, as its members' nearest are found: where it is, and its snapshot row. */
+interface CrowdShip {
+  readonly id: number;
+  readonly x: number;
+  readonly y: number;
+  readonly row: number[];
 }
 
 /** The baselines a member's snapshots are sent against: fewer on an ordered stream. */

@@ -49,37 +49,121 @@ export function nearestPlayers<T extends Positioned>(
  * stops where the x gap alone is farther than the `max`-th nearest so far. The result,
  * ties included (the earlier in `players` wins), is exactly `nearestPlayers`'s. A
  * query allocates nothing (`nearestIndices`): a crowd asks it 200 times a tick.
+ *
+ * One index serves an instance tick after tick (`update`): when the same players stand
+ * at the same places in the list, last tick's order by x is sorted again by insertion.
+ * They move a few pixels a tick, so it is nearly in order already: a few swaps where a
+ * sort from scratch compared every pair it met through a closure.
  */
 export class NearestIndex<T extends Positioned> {
-  readonly #players: readonly T[];
-  /** Indices into `players`, by x (then by index). */
-  readonly #byX: Int32Array;
+  #players: readonly T[] = [];
+  /** How many players the last `update` had, and their ids by index: whether its order still applies. */
+  #count = 0;
+  #ids = new Int32Array(0);
+  /** Indices into `players`, by x (then by index): the first `players.length`. */
+  #byX = new Int32Array(0);
   /** Where each player (by index) sits in `#byX`. */
-  readonly #rank: Int32Array;
+  #rank = new Int32Array(0);
+  #sortedFrom: "last" | "scratch" = "scratch";
   /** A query's best so far, nearest first: distance², index (self first in `#out`). */
   #dist = new Float64Array(0);
   #idx = new Int32Array(0);
   #out = new Int32Array(0);
 
-  constructor(players: readonly T[]) {
+  constructor(players?: readonly T[]) {
+    if (players) this.update(players);
+  }
+
+  /** Indexes this tick's players (their positions are read now, not at each query). */
+  update(players: readonly T[]): void {
+    const n = players.length;
+    const same = n === this.#count && this.#sameIds(players);
     this.#players = players;
-    const order = players.map((_, i) => i).sort((a, b) => players[a].x - players[b].x || a - b);
-    this.#byX = Int32Array.from(order);
-    this.#rank = new Int32Array(players.length);
-    this.#byX.forEach((i, r) => this.#rank[i] = r);
+    this.#count = n;
+    if (this.#byX.length < n) {
+      const room = Math.max(n, 2 * this.#byX.length);
+      this.#ids = new Int32Array(room);
+      this.#byX = new Int32Array(room);
+      this.#rank = new Int32Array(room);
+    }
+    for (let i = 0; i < n; i++) this.#ids[i] = players[i].id;
+    const byX = this.#byX;
+    if (!same || !this.#resort(n)) {
+      this.#sortedFrom = "scratch";
+      const order = players.map((_, i) => i).sort((a, b) => players[a].x - players[b].x || a - b);
+      byX.set(order);
+    } else {
+      this.#sortedFrom = "last";
+    }
+    for (let r = 0; r < n; r++) this.#rank[byX[r]] = r;
+  }
+
+  /**
+   * Lets go of this tick's players once its queries are done (their order and ids are
+   * kept for the next `update`): held until then, they would outlive a scavenge or two.
+   */
+  release(): void {
+    this.#players = [];
+  }
+
+  /** How the last `update` ordered the players: from last tick's order, or from scratch. */
+  get sortedFrom(): "last" | "scratch" {
+    return this.#sortedFrom;
+  }
+
+  /** True when `players` holds the last update's players at the same indices. */
+  #sameIds(players: readonly T[]): boolean {
+    const ids = this.#ids;
+    for (let i = 0; i < players.length; i++) if (ids[i] !== players[i].id) return false;
+    return true;
+  }
+
+  /**
+   * Sorts last tick's order again by insertion (by x, then by index: a total order, so
+   * the answer is the one a sort from scratch gives). Gives up, false, once it has moved
+   * players more than a few times their number: a crowd that jumped about is sorted anew.
+   */
+  #resort(n: number): boolean {
+    const players = this.#players;
+    const byX = this.#byX;
+    let budget = 4 * n;
+    for (let r = 1; r < n; r++) {
+      const i = byX[r];
+      const x = players[i].x;
+      let at = r;
+      while (at > 0) {
+        const j = byX[at - 1];
+        const xj = players[j].x;
+        if (xj < x || (xj === x && j < i)) break;
+        byX[at] = j;
+        at--;
+        if (--budget < 0) return false;
+      }
+      byX[at] = i;
+    }
+    return true;
   }
 
   /** `nearestPlayers(players, { self: players[selfIndex], max })`, faster. */
   nearest(selfIndex: number, max: number): T[] {
     const players = this.#players;
-    return Array.from(this.nearestIndices(selfIndex, max), (i) => players[i]);
+    const count = this.nearestIndices(selfIndex, max);
+    return Array.from(this.found.subarray(0, count), (i) => players[i]);
   }
 
   /**
-   * The indices (into `players`) of `nearest(selfIndex, max)`'s answer, in its order
-   * (a view into the index's own buffer: read it before the next query).
+   * The indices (into `players`) of the last query's answer, in its order: the first
+   * `nearestIndices` returned of them (the index's own buffer: read it before the next).
    */
-  nearestIndices(selfIndex: number, max: number): Int32Array {
+  get found(): Int32Array {
+    return this.#out;
+  }
+
+  /**
+   * Finds `nearest(selfIndex, max)`'s answer and returns how many it holds, their indices
+   * in `found` (no view made: a crowd asks this 200 times a tick).
+   */
+  nearestIndices(selfIndex: number, max: number): number {
     const players = this.#players;
     const n = players.length;
     if (this.#out.length < max) {
@@ -90,7 +174,7 @@ export class NearestIndex<T extends Positioned> {
     const out = this.#out;
     if (n <= max) {
       for (let i = 0; i < n; i++) out[i] = i;
-      return out.subarray(0, n);
+      return n;
     }
     const self = players[selfIndex];
     const byX = this.#byX;
@@ -130,6 +214,6 @@ export class NearestIndex<T extends Positioned> {
     }
     out[0] = selfIndex;
     for (let k = 0; k < kept; k++) out[k + 1] = idx[k];
-    return out.subarray(0, kept + 1);
+    return kept + 1;
   }
 }

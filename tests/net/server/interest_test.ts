@@ -145,3 +145,39 @@ Deno.test("NearestIndex answers every member exactly as nearestPlayers, ties inc
     }
   }
 });
+
+Deno.test("NearestIndex kept from tick to tick answers as nearestPlayers as ships move, join, leave and jump", () => {
+  const rng = new Rng(9);
+  let nextId = 1;
+  const ship = () => ({
+    id: nextId++,
+    // Whole pixels on a coarse grid: equal x's and equal distances are common.
+    x: Math.floor(rng.next() * 40) * 8,
+    y: Math.floor(rng.next() * 20) * 8,
+  });
+  let players = Array.from({ length: 60 }, ship);
+  const index = new NearestIndex<{ id: number; x: number; y: number }>();
+  const from: string[] = [];
+  for (let tick = 0; tick < 120; tick++) {
+    if (tick % 40 === 20) players = [...players.slice(0, 30), ship(), ...players.slice(31)]; // one left, one joined
+    else if (tick === 90) players = players.map((p) => ({ ...p, x: 320 - p.x })); // everyone jumps
+    else {
+      // A few pixels a tick, as ships in a hub move; a new list each tick, as the instance makes.
+      players = players.map((p) => ({ ...p, x: p.x + Math.floor(rng.next() * 9) - 4 }));
+    }
+    index.update(players);
+    from.push(index.sortedFrom);
+    players.forEach((self, i) => {
+      assert.deepEqual(
+        index.nearest(i, INTEREST_PLAYERS).map((p) => p.id),
+        nearestPlayers(players, { self, max: INTEREST_PLAYERS }).map((p) => p.id),
+        `tick ${tick}, member ${i}`,
+      );
+    });
+    index.release();
+  }
+  // Ordered anew only when the list changed (the first tick, a join, a leave) or everyone
+  // jumped; from last tick's order every other tick.
+  const scratch = from.flatMap((f, tick) => f === "scratch" ? [tick] : []);
+  assert.deepEqual(scratch, [0, 20, 60, 90, 100]);
+});
