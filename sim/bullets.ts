@@ -204,9 +204,20 @@ export function spawnVolley(pool: BulletPool, volley: Volley): void {
   const n = volley.angles.length;
   const from = pool.count;
   while (pool.capacity < from + n) pool.grow();
-  const to = from + n;
-  pool.count = to;
+  pool.count = from + n;
   const F = BULLET_FIELDS;
+  // The shared fields once, then every field of a bullet in one pass: most volleys are a
+  // ship's single shot, where a fill per column was ten builtin calls for one bullet.
+  const speed = F.speed.shared(volley);
+  const accel = F.accel.shared(volley);
+  const turnCos = F.turnCos.shared(volley);
+  const turnSin = F.turnSin.shared(volley);
+  const radius = F.radius.shared(volley);
+  const ttl = F.ttl.shared(volley);
+  const kind = F.kind.shared(volley);
+  const team = F.team.shared(volley);
+  const damage = F.damage.shared(volley);
+  const owner = F.owner.shared(volley);
   for (let b = 0; b < n; b++) {
     const i = from + b;
     pool.uid[i] = F.uid.each(volley, b);
@@ -214,17 +225,17 @@ export function spawnVolley(pool: BulletPool, volley: Volley): void {
     pool.y[i] = F.y.each(volley, b);
     pool.dirX[i] = F.dirX.each(volley, b);
     pool.dirY[i] = F.dirY.each(volley, b);
+    pool.speed[i] = speed;
+    pool.accel[i] = accel;
+    pool.turnCos[i] = turnCos;
+    pool.turnSin[i] = turnSin;
+    pool.radius[i] = radius;
+    pool.ttl[i] = ttl;
+    pool.kind[i] = kind;
+    pool.team[i] = team;
+    pool.damage[i] = damage;
+    pool.owner[i] = owner;
   }
-  pool.speed.fill(F.speed.shared(volley), from, to);
-  pool.accel.fill(F.accel.shared(volley), from, to);
-  pool.turnCos.fill(F.turnCos.shared(volley), from, to);
-  pool.turnSin.fill(F.turnSin.shared(volley), from, to);
-  pool.radius.fill(F.radius.shared(volley), from, to);
-  pool.ttl.fill(F.ttl.shared(volley), from, to);
-  pool.kind.fill(F.kind.shared(volley), from, to);
-  pool.team.fill(F.team.shared(volley), from, to);
-  pool.damage.fill(F.damage.shared(volley), from, to);
-  pool.owner.fill(F.owner.shared(volley), from, to);
 }
 
 /**
