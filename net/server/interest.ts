@@ -57,7 +57,7 @@ export function nearestPlayers<T extends Positioned>(
  */
 export class NearestIndex<T extends Positioned> {
   #players: readonly T[] = [];
-  /** How many players the last `update` had, and their ids by index: whether its order still applies. */
+  /** The last `update`'s number of players and their ids by index: does its order still apply? */
   #count = 0;
   #ids = new Int32Array(0);
   /** Indices into `players`, by x (then by index): the first `players.length`. */

@@ -159,9 +159,11 @@ Deno.test("NearestIndex kept from tick to tick answers as nearestPlayers as ship
   const index = new NearestIndex<{ id: number; x: number; y: number }>();
   const from: string[] = [];
   for (let tick = 0; tick < 120; tick++) {
-    if (tick % 40 === 20) players = [...players.slice(0, 30), ship(), ...players.slice(31)]; // one left, one joined
-    else if (tick === 90) players = players.map((p) => ({ ...p, x: 320 - p.x })); // everyone jumps
-    else {
+    if (tick % 40 === 20) {
+      players = [...players.slice(0, 30), ship(), ...players.slice(31)]; // one left, one joined
+    } else if (tick === 90) {
+      players = players.map((p) => ({ ...p, x: 320 - p.x })); // everyone jumps
+    } else {
       // A few pixels a tick, as ships in a hub move; a new list each tick, as the instance makes.
       players = players.map((p) => ({ ...p, x: p.x + Math.floor(rng.next() * 9) - 4 }));
     }
