@@ -201,12 +201,10 @@ export class Instance {
     // Bullets born so far travel in the Enter message; the batch must not repeat them.
     this.#flush();
     this.world.addPlayer(peer.playerId, peer.name);
-    const queue = new InputQueue(INPUT_LIMITS);
-    this.#inputs.set(peer.playerId, queue.frame);
     this.#members.set(peer.playerId, {
       id: peer.playerId,
       peer,
-      queue,
+      queue: this.#newQueue(peer.playerId),
       slot: this.#joins++ % TICKS_PER_SNAPSHOT,
       sent: baselinesFor(peer),
       sinceTick: this.world.tick,
@@ -227,11 +225,9 @@ export class Instance {
     const member = this.#members.get(playerId);
     if (!member) return;
     this.#flush();
-    const queue = new InputQueue(INPUT_LIMITS);
-    this.#inputs.set(playerId, queue.frame);
     this.#members.set(playerId, {
       ...member,
-      queue,
+      queue: this.#newQueue(playerId),
       sent: baselinesFor(member.peer),
       sinceTick: this.world.tick,
       parked: undefined,
@@ -285,6 +281,13 @@ export class Instance {
     const member = this.#members.get(playerId);
     if (!member) return "stale";
     return member.queue.offer(frame, this.world.tick);
+  }
+
+  /** A member's new input queue, its frame put in `#inputs` for the world to read each tick. */
+  #newQueue(playerId: number): InputQueue {
+    const queue = new InputQueue(INPUT_LIMITS);
+    this.#inputs.set(playerId, queue.frame);
+    return queue;
   }
 
   /**

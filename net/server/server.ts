@@ -861,7 +861,7 @@ export class GameServer {
       list[k] = undefined;
       // Closed earlier this tick (by another's transfer, or its own failure): not stepped.
       if (!instance || this.instances.get(instance.id) !== instance) continue;
-      let orders: TransferOrder[];
+      let orders: TransferOrder[] | undefined;
       let results: ResultsMsg | undefined;
       try {
         orders = instance.step(serverTick);
@@ -869,16 +869,12 @@ export class GameServer {
         bullets += instance.world.bullets.count;
       } catch (err) {
         this.#fail(instance, { during: "step", err });
-        const now = this.clock.now();
-        if (instance.kind === "hub") hubMs += now - at;
-        else dungeonMs += now - at;
-        at = now;
-        continue;
       }
-      if (orders.length > 0) this.#carryOut(instance, orders);
+      // A failed instance (no orders) is closed: its time counts, it is not the slowest.
+      if (orders && orders.length > 0) this.#carryOut(instance, orders);
       if (results) this.#offerResults(instance, results);
       const now = this.clock.now();
-      if (now - at > slowestMs) {
+      if (orders && now - at > slowestMs) {
         slowest = instance;
         slowestMs = now - at;
       }
