@@ -39,7 +39,12 @@ const DRAIN_POLL_MS = 250;
 /** Events that mean a bug: written at every log level. */
 const ERROR_EVENTS = new Set(["handler_error", "instance_failed", "tick_error", "registry_down"]);
 /** Events that mean trouble, not a bug, and the end of one: written at `warn` and `info`. */
-const WARN_EVENTS = new Set(["slow_tick", "loop_priority_lowered", "loop_priority_restored"]);
+const WARN_EVENTS = new Set([
+  "slow_tick",
+  "loop_stall",
+  "loop_priority_lowered",
+  "loop_priority_restored",
+]);
 
 /**
  * How often the loop's real-time priority is checked against dropped ticks, how many

@@ -26,7 +26,8 @@
  * ms per tick (and its V8 worker threads' part), the mean tick and its parts (the hub, the
  * dungeons, the connections' flush), tick p50/p99 (the server's last 10 s),
  * late ticks and the stalls they came in (`stalls`: runs of late ticks, by the most any
- * of their ticks started late), snapshots/s p5 per client, payload bytes/s down per
+ * of their ticks started late, and by what the loop did before each: worked, lost its core,
+ * or slept past its timer), snapshots/s p5 per client, payload bytes/s down per
  * client, RSS, the malloc it ran on (jemalloc preloaded as deployed, or glibc's with
  * `--malloc=system`), the
  * scheduling its game loop got (`LOOP_PRIORITY`, which it inherits from this process's
@@ -55,6 +56,7 @@ import {
 import { SERVER_V8_FLAGS } from "../net/server/config.ts";
 import { type MallocName, mallocOf, SERVER_MALLOC } from "../net/server/malloc.ts";
 import { schedPolicyOf } from "../net/server/loop_priority.ts";
+import { STALL_VERDICTS, type StallVerdict } from "../net/server/stall_watch.ts";
 import { type GcCounts, GcTally } from "./gc_trace.ts";
 import type { HostProbe } from "./host_probe.ts";
 
@@ -203,9 +205,15 @@ export interface StepResult {
   /**
    * The stalls those late ticks came in (a stop of the loop, and the catching up after
    * it: net/server/scheduler.ts), by the most any of their ticks started late. Many short ones
-   * are a loop with too little time to spare; a few long ones, pauses.
+   * are a loop with too little time to spare; a few long ones, pauses. `verdicts`: what the
+   * loop's thread did before each began (net/server/stall_watch.ts): worked, lost its core
+   * (preempted), or slept past its timer (the host).
    */
-  stalls: { count: number; worstLateMs: Record<string, number> };
+  stalls: {
+    count: number;
+    worstLateMs: Record<string, number>;
+    verdicts: Record<StallVerdict, number>;
+  };
   snapshotsPerSecP5: number;
   /**
    * Snapshots the server skipped in the window because a client's socket still held
@@ -391,7 +399,26 @@ export function metricFigures(text: string) {
     // Cumulative, by upper bound in seconds ("+Inf" last).
     stallBuckets: [...text.matchAll(/^bh_loop_stalls_seconds_bucket\{[^}]*le="([^"]+)"\} (\S+)$/gm)]
       .map((m) => ({ le: m[1], count: Number(m[2]) })),
+    stallVerdicts: Object.fromEntries(
+      STALL_VERDICTS.map((v) => [
+        v,
+        value(
+          new RegExp(`^bh_loop_stall_verdicts_total\\{[^}]*verdict="${v}"[^}]*\\} (\\S+)$`, "m"),
+        ),
+      ]),
+    ) as Record<StallVerdict, number>,
   };
+}
+
+/** The stalls by verdict between two readings. */
+export function verdictsBetween(
+  before: Record<StallVerdict, number>,
+  after: Record<StallVerdict, number>,
+): Record<StallVerdict, number> {
+  return Object.fromEntries(STALL_VERDICTS.map((v) => [v, after[v] - before[v]])) as Record<
+    StallVerdict,
+    number
+  >;
 }
 
 /** The mean tick's parts between two readings of the server's figures, ms a tick. */
@@ -655,7 +682,10 @@ export async function runLoadtest(args: Args): Promise<unknown> {
         tickP50Ms: Math.round(after.p50Ms * 100) / 100,
         tickP99Ms: Math.round(after.p99Ms * 100) / 100,
         lateTicks: after.late - before.late,
-        stalls: stallsBetween(before.stallBuckets, after.stallBuckets),
+        stalls: {
+          ...stallsBetween(before.stallBuckets, after.stallBuckets),
+          verdicts: verdictsBetween(before.stallVerdicts, after.stallVerdicts),
+        },
         snapshotsPerSecP5: percentile(snaps, 0.05),
         snapshotsSkipped: after.snapshotsSkipped - before.snapshotsSkipped,
         downBytesPerSecPerClient: {

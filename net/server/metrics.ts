@@ -3,6 +3,7 @@ import { ClusterNode } from "./cluster.ts";
 import { CLOSE_LABELS, type GameServer, REFUSAL_KINDS, TICK_MS_BUCKETS } from "./server.ts";
 import type { DoorStats } from "./front_door.ts";
 import { STALL_MS_BUCKETS } from "./scheduler.ts";
+import { STALL_VERDICTS } from "./stall_watch.ts";
 
 /** Adds `process="…"` to a sample's labels: scrapes through a load balancer stay apart. */
 function withProcess(labels: string, process: string): string {
@@ -114,6 +115,12 @@ export function renderMetrics(server: GameServer, opts: { door?: DoorStats } = {
     "histogram",
     "Stalls of the game loop (runs of late ticks), by the most any of their ticks started late.",
     stallBuckets,
+  );
+  metric(
+    "bh_loop_stall_verdicts_total",
+    "counter",
+    "Stalls of the game loop by what its thread did before the first late tick: worked (ran at least half the time), preempted (lost its core), slept (its timer woke it late: on a VM, the host).",
+    STALL_VERDICTS.map((v) => [`{verdict="${v}"}`, server.stallWatch.counts[v]]),
   );
   metric("bh_ticks_dropped_total", "counter", "Ticks skipped after falling behind.", [[
     "",

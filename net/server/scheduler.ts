@@ -58,6 +58,36 @@ export interface SchedulerStats {
   stallMsSum: number;
 }
 
+/** Where a stall began, as the loop tells a `WakeWatch`. */
+export interface StallStart {
+  /** How late the stall's first tick started, ms (over a tick). */
+  readonly lateMs: number;
+  /**
+   * Since the wake-up before this one ended, ms: where the time went. The loop slept
+   * (or should have) for `timerMs` of it; past that, it did what was left of the turn
+   * (its writes, its reads), and this wake-up's `ticksBefore` ticks ran before the late one.
+   */
+  readonly awayMs: number;
+  /** The timer the wake-up before set, ms. */
+  readonly timerMs: number;
+  /** How long the wake-up before ran its ticks, ms. */
+  readonly previousMs: number;
+  /** Ticks this wake-up ran before the late one (0: the wake-up itself began late). */
+  readonly ticksBefore: number;
+}
+
+/**
+ * Hears where each stall began, so a watcher can tell what the loop did in the time before
+ * (net/server/stall_watch.ts): it samples at every wake-up's end, and again when a stall
+ * begins.
+ */
+export interface WakeWatch {
+  /** A wake-up is over; the loop sleeps until its timer, `timerMs` from now. */
+  asleep(timerMs: number): void;
+  /** A stall began: this wake-up's first tick is over a tick late. */
+  stalled(stall: StallStart): void;
+}
+
 /** Wake this long before a tick's target: timers fire late, rarely early. */
 const WAKE_EARLY_MS = 1;
 
@@ -67,7 +97,13 @@ export class FixedStepScheduler {
   readonly #step: (tick: number) => void;
   readonly #maxCatchUp: number;
   readonly #onError: (err: unknown) => void;
+  readonly #watch: WakeWatch | undefined;
   #timer: number | undefined;
+  /** When the last wake-up began and ended, how long it ran, and the timer it set. */
+  #wokeAt = 0;
+  #sleptAt = 0;
+  #previousMs = 0;
+  #timerMs = 0;
   #nextAt = 0;
   #tick = 0;
   readonly stats: SchedulerStats = {
@@ -90,8 +126,11 @@ export class FixedStepScheduler {
       maxCatchUpTicks: number;
       /** Hears an error thrown by `step`; the loop goes on (default: rethrown on a microtask). */
       onError?: (err: unknown) => void;
+      /** Hears where each stall began (none by default). */
+      watch?: WakeWatch;
     },
   ) {
+    this.#watch = opts.watch;
     this.#clock = clock;
     this.#step = opts.step;
     this.#maxCatchUp = opts.maxCatchUpTicks;
@@ -107,7 +146,8 @@ export class FixedStepScheduler {
 
   start(): void {
     if (this.running) return;
-    this.#nextAt = this.#clock.now() + TICK_MS;
+    this.#wokeAt = this.#clock.now();
+    this.#nextAt = this.#wokeAt + TICK_MS;
     this.#arm();
   }
 
@@ -117,17 +157,33 @@ export class FixedStepScheduler {
   }
 
   #arm(): void {
-    const delay = Math.max(0, this.#nextAt - this.#clock.now() - WAKE_EARLY_MS);
+    const now = this.#clock.now();
+    const delay = Math.max(0, this.#nextAt - now - WAKE_EARLY_MS);
     this.#timer = this.#clock.setTimer(() => this.#wake(), delay);
+    this.#previousMs = now - this.#wokeAt;
+    this.#sleptAt = now;
+    this.#timerMs = delay;
+    this.#watch?.asleep(delay);
   }
 
   #wake(): void {
     this.stats.wakes++;
     let ran = 0;
     let now = this.#clock.now();
+    this.#wokeAt = now;
     while (now >= this.#nextAt - WAKE_EARLY_MS && ran < this.#maxCatchUp) {
       const late = now - this.#nextAt;
       if (late > TICK_MS) {
+        // A stall begins (one still catching up, capped per wake-up, began before).
+        if (this.#stallMs === 0) {
+          this.#watch?.stalled({
+            lateMs: late,
+            awayMs: now - this.#sleptAt,
+            timerMs: this.#timerMs,
+            previousMs: this.#previousMs,
+            ticksBefore: ran,
+          });
+        }
         this.stats.ticksLate++;
         if (late > this.#stallMs) this.#stallMs = late;
       } else if (this.#stallMs > 0) {

@@ -27,9 +27,16 @@ import {
 import { AddressGate, addressKey } from "./admission.ts";
 import { Connection, errorText } from "./connection.ts";
 import { Crews } from "./crews.ts";
-import { type CpuSample, processCpu } from "./cpu_usage.ts";
+import {
+  type CpuSample,
+  cpuSpent,
+  openThreadCpu,
+  processCpu,
+  type ThreadCpu,
+} from "./cpu_usage.ts";
 import { Instance, type InstanceStepPart, type TransferOrder } from "./instance.ts";
 import { type Clock, FixedStepScheduler } from "./scheduler.ts";
+import { StallWatch } from "./stall_watch.ts";
 import { Session } from "./session.ts";
 import { TickWindow } from "./tick_window.ts";
 import { randomId, randomSecret, TokenSigner } from "./tokens.ts";
@@ -206,7 +213,10 @@ export interface ServerOptions {
    * uses them.
    */
   readonly beforeTick?: () => void;
-  /** The process's CPU use so far, for the `slow_tick` line (default: `getrusage`). */
+  /**
+   * The process's CPU use so far, for the `slow_tick` line (default: `getrusage`), and the
+   * loop's for the `loop_stall` line (default: its thread's own, once the loop starts).
+   */
   readonly cpuUsage?: () => CpuSample;
 }
 
@@ -336,6 +346,12 @@ export class GameServer {
   readonly #gate: AddressGate;
   readonly #beforeTick: (() => void) | undefined;
   readonly #cpuUsage: () => CpuSample;
+  /** The loop's thread's CPU, read while the loop runs (its own usage where the C library is at hand). */
+  #loopCpu: () => CpuSample;
+  #threadCpu: ThreadCpu | undefined;
+  readonly #cpuGiven: boolean;
+  /** What the loop did before each stall (`loop_stall`, and /metrics by verdict). */
+  readonly stallWatch: StallWatch;
   readonly crews = new Crews({ offerMs: CREW_OFFER_MS });
   readonly #worldDef: ServerOptions["worldDef"];
   readonly #stepProbe: ServerOptions["stepProbe"];
@@ -361,6 +377,14 @@ export class GameServer {
     this.clock = opts.clock;
     this.#beforeTick = opts.beforeTick;
     this.#cpuUsage = opts.cpuUsage ?? processCpu;
+    this.#cpuGiven = opts.cpuUsage !== undefined;
+    this.#loopCpu = this.#cpuUsage;
+    this.stallWatch = new StallWatch({
+      cpu: () => this.#loopCpu(),
+      now: () => this.clock.now(),
+      logEveryMs: SLOW_TICK_LOG_MS,
+      log: (fields) => this.log("loop_stall", fields),
+    });
     this.limits = { ...LIMITS, ...opts.limits };
     this.#rng = new Rng(opts.seed ?? 0x5eed);
     this.#log = opts.log ?? (() => {});
@@ -407,6 +431,7 @@ export class GameServer {
       step: () => this.tick(),
       maxCatchUpTicks: MAX_CATCHUP_TICKS,
       onError: (err) => this.log("tick_error", { error: errorText(err) }),
+      watch: this.stallWatch,
     });
   }
 
@@ -421,6 +446,10 @@ export class GameServer {
 
   /** Starts the 60 Hz loop. */
   start(): void {
+    if (!this.#cpuGiven && !this.#threadCpu) {
+      this.#threadCpu = openThreadCpu();
+      if (this.#threadCpu) this.#loopCpu = this.#threadCpu.read;
+    }
     this.scheduler.start();
   }
 
@@ -463,6 +492,9 @@ export class GameServer {
     for (const c of [...this.connections]) c.close(CloseCode.ServerRestarting, reason);
     for (const s of [...this.#sessions.values()]) this.#endSession(s, "shutdown");
     this.scheduler.stop();
+    this.#threadCpu?.close();
+    this.#threadCpu = undefined;
+    this.#loopCpu = this.#cpuUsage;
   }
 
   get accepting(): boolean {
@@ -1371,15 +1403,4 @@ export class GameServer {
   tickAgeMs(): number {
     return this.counters.lastTickAtMs === 0 ? 0 : this.clock.now() - this.counters.lastTickAtMs;
   }
-}
-
-/** The process's CPU use between two samples, as a `slow_tick` line reports it. */
-function cpuSpent(from: CpuSample, to: CpuSample): CpuSample {
-  const round = (v: number) => Math.round(v * 100) / 100;
-  return {
-    userMs: round(to.userMs - from.userMs),
-    systemMs: round(to.systemMs - from.systemMs),
-    preemptions: to.preemptions - from.preemptions,
-    pageFaults: to.pageFaults - from.pageFaults,
-  };
 }

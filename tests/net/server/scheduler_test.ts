@@ -4,6 +4,7 @@ import {
   FixedStepScheduler,
   ManualClock,
   STALL_MS_BUCKETS,
+  type StallStart,
 } from "../../../net/server/scheduler.ts";
 import { TICK_MS } from "../../../sim/mod.ts";
 
@@ -55,4 +56,59 @@ Deno.test("late ticks are counted once each, and each run of them as one stall b
     stats.stallMsSum <= sum && stats.stallMsSum >= sum - 3,
     `${stats.stallMsSum} ms, expected ${sum} less up to 3`,
   );
+});
+
+/** A manual clock whose loop timer fires `lateBy` ms late once, as a host that did not run the loop. */
+class LateTimerClock extends ManualClock {
+  lateBy = 0;
+  override setTimer(fn: () => void, delayMs: number): number {
+    const late = this.lateBy;
+    this.lateBy = 0;
+    return super.setTimer(fn, delayMs + late);
+  }
+}
+
+Deno.test("a watch hears each stall once, where it began: a late wake-up or a long tick before it", () => {
+  const clock = new LateTimerClock();
+  const asleep: number[] = [];
+  const stalls: StallStart[] = [];
+  let slowTick = -1;
+  const scheduler = new FixedStepScheduler(clock, {
+    step: (tick) => {
+      if (tick === slowTick) clock.advance(45);
+    },
+    maxCatchUpTicks: 5,
+    watch: { asleep: (ms) => asleep.push(ms), stalled: (s) => stalls.push(s) },
+  });
+  scheduler.start();
+  clock.advance(1000);
+  assert.equal(stalls.length, 0, "on time: no stall");
+  assert.equal(
+    asleep.length,
+    scheduler.stats.wakes + 1,
+    "a sample at every wake-up's end and the start",
+  );
+  for (const ms of asleep) assert.ok(ms >= 0 && ms <= TICK_MS + 1e-9, `a timer of ${ms} ms`);
+
+  // The loop's timer fires 40 ms late: the stall begins at the wake-up, after ~16 ms of
+  // timer and 40 of oversleeping; the wake-up before ran no time on this clock.
+  clock.lateBy = 40;
+  clock.advance(1000);
+  assert.equal(stalls.length, 1);
+  const [woke] = stalls;
+  assert.equal(woke.ticksBefore, 0);
+  assert.ok(woke.lateMs > TICK_MS && woke.lateMs <= 40, `${woke.lateMs} ms late`);
+  assert.ok(Math.abs(woke.awayMs - (woke.timerMs + 40)) < 1e-9, JSON.stringify(woke));
+  assert.equal(woke.previousMs, 0);
+  assert.equal(scheduler.stats.stalls, 1);
+
+  // A tick takes 45 ms: the stall begins inside that wake-up, at the tick after it.
+  slowTick = scheduler.stats.ticks + 10;
+  clock.advance(1000);
+  assert.equal(stalls.length, 2);
+  const [, inWake] = stalls;
+  assert.equal(inWake.ticksBefore, 1, "the slow tick ran first in that wake-up");
+  assert.ok(inWake.awayMs >= 45 && inWake.awayMs < 45 + TICK_MS, JSON.stringify(inWake));
+  assert.equal(scheduler.stats.stalls, 2);
+  scheduler.stop();
 });
