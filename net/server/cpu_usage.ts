@@ -58,16 +58,23 @@ export interface ThreadCpu {
 /**
  * The calling thread's usage alone (`getrusage(RUSAGE_THREAD)` through the C library):
  * the game loop's own, with none of the runtime's other threads in it (one call, well
- * under a µs). Undefined off Linux or without the FFI permission.
+ * under a µs). Undefined off Linux, without the FFI permission, or where the kernel has no
+ * per-thread usage.
  */
 export function openThreadCpu(): ThreadCpu | undefined {
   const lib = openLibc(RUSAGE_SYMBOLS);
   if (!lib) return undefined;
   const words = new BigInt64Array(RUSAGE_WORDS);
   const w = (i: number) => Number(words[i]);
+  // A kernel without RUSAGE_THREAD says so at once: the process's own usage then.
+  if (lib.symbols.getrusage(RUSAGE_THREAD, words) !== 0) {
+    lib.close();
+    return undefined;
+  }
   return {
     read: () => {
-      if (lib.symbols.getrusage(RUSAGE_THREAD, words) !== 0) return processCpu();
+      // It cannot fail once it has worked (the buffer and the flag stay good).
+      lib.symbols.getrusage(RUSAGE_THREAD, words);
       return {
         userMs: w(0) * 1000 + w(1) / 1000,
         systemMs: w(2) * 1000 + w(3) / 1000,
