@@ -1,6 +1,6 @@
-/** tools/loadtest.ts: a window's stalls from two readings of the loop's histogram. */
+/** tools/loadtest.ts: a window's stalls from two readings of the loop's histogram and verdicts. */
 import assert from "node:assert/strict";
-import { stallsBetween } from "../../tools/loadtest.ts";
+import { stallsBetween, verdictsBetween } from "../../tools/loadtest.ts";
 
 /** Cumulative buckets as /metrics has them, from per-bucket counts. */
 function reading(perBucket: number[]) {
@@ -19,4 +19,11 @@ Deno.test("a window's stalls are the difference of two readings, per bucket", ()
   // A server that has not stalled yet: nothing.
   const quiet = reading([0, 0, 0, 0, 0, 0, 0]);
   assert.deepEqual(stallsBetween(quiet, quiet).count, 0);
+});
+
+Deno.test("a window's stalls by verdict are the difference of two readings, per verdict", () => {
+  assert.deepEqual(
+    verdictsBetween({ worked: 2, preempted: 0, slept: 1 }, { worked: 5, preempted: 1, slept: 1 }),
+    { worked: 3, preempted: 1, slept: 0 },
+  );
 });
