@@ -103,10 +103,12 @@ Deno.test({
         timeout: 10_000,
       });
       const backMs = performance.now() - cutAt;
+      // Back in play: the Enter's bullets and a snapshot after it (the Enter clears the
+      // snapshots, and the first one comes on the dungeon's next snapshot tick).
       await page.waitForFunction(
         () => {
           const rt = (globalThis as unknown as WithBh).__bh.runtime;
-          return rt?.phase === "playing" && rt.replica.count > 0;
+          return rt?.phase === "playing" && rt.replica.count > 0 && rt.latest() !== undefined;
         },
         undefined,
         { timeout: 3000 },
