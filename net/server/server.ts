@@ -346,8 +346,7 @@ export class GameServer {
   readonly #gate: AddressGate;
   readonly #beforeTick: (() => void) | undefined;
   readonly #cpuUsage: () => CpuSample;
-  /** The loop's thread's CPU, read while the loop runs (its own usage where the C library is at hand). */
-  #loopCpu: () => CpuSample;
+  /** The loop's thread's own CPU, read while the loop runs, where the C library is at hand. */
   #threadCpu: ThreadCpu | undefined;
   readonly #cpuGiven: boolean;
   /** What the loop did before each stall (`loop_stall`, and /metrics by verdict). */
@@ -378,9 +377,8 @@ export class GameServer {
     this.#beforeTick = opts.beforeTick;
     this.#cpuUsage = opts.cpuUsage ?? processCpu;
     this.#cpuGiven = opts.cpuUsage !== undefined;
-    this.#loopCpu = this.#cpuUsage;
     this.stallWatch = new StallWatch({
-      cpu: () => this.#loopCpu(),
+      cpu: () => this.#threadCpu ? this.#threadCpu.read() : this.#cpuUsage(),
       now: () => this.clock.now(),
       logEveryMs: SLOW_TICK_LOG_MS,
       log: (fields) => this.log("loop_stall", fields),
@@ -446,10 +444,7 @@ export class GameServer {
 
   /** Starts the 60 Hz loop. */
   start(): void {
-    if (!this.#cpuGiven && !this.#threadCpu) {
-      this.#threadCpu = openThreadCpu();
-      if (this.#threadCpu) this.#loopCpu = this.#threadCpu.read;
-    }
+    if (!this.#cpuGiven) this.#threadCpu ??= openThreadCpu();
     this.scheduler.start();
   }
 
@@ -494,7 +489,6 @@ export class GameServer {
     this.scheduler.stop();
     this.#threadCpu?.close();
     this.#threadCpu = undefined;
-    this.#loopCpu = this.#cpuUsage;
   }
 
   get accepting(): boolean {

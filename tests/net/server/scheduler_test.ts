@@ -7,6 +7,7 @@ import {
   type StallStart,
 } from "../../../net/server/scheduler.ts";
 import { TICK_MS } from "../../../sim/mod.ts";
+import { LateTimerClock } from "./_late_clock.ts";
 
 /** Runs 20 s of a loop whose step takes `stallMs[tick]` ms on the ticks named there. */
 function run(stallMs: Record<number, number>) {
@@ -58,16 +59,6 @@ Deno.test("late ticks are counted once each, and each run of them as one stall b
   );
 });
 
-/** A manual clock whose loop timer fires `lateBy` ms late once, as a host that did not run the loop. */
-class LateTimerClock extends ManualClock {
-  lateBy = 0;
-  override setTimer(fn: () => void, delayMs: number): number {
-    const late = this.lateBy;
-    this.lateBy = 0;
-    return super.setTimer(fn, delayMs + late);
-  }
-}
-
 Deno.test("a watch hears each stall once, where it began: a late wake-up or a long tick before it", () => {
   const clock = new LateTimerClock();
   const asleep: number[] = [];
@@ -92,7 +83,7 @@ Deno.test("a watch hears each stall once, where it began: a late wake-up or a lo
 
   // The loop's timer fires 40 ms late: the stall begins at the wake-up, after ~16 ms of
   // timer and 40 of oversleeping; the wake-up before ran no time on this clock.
-  clock.lateBy = 40;
+  clock.late = { ms: 40 };
   clock.advance(1000);
   assert.equal(stalls.length, 1);
   const [woke] = stalls;

@@ -1,34 +1,19 @@
 /**
  * net/server/stall_watch.ts: what the loop did before each stall began, told from its
  * thread's CPU, counted by verdict in /metrics (and read back as the load test reads it)
- * and logged as `loop_stall`. The loop runs on a ManualClock whose timer can be made to
+ * and logged as `loop_stall`. The loop runs on a LateTimerClock, whose timer can be made to
  * fire late, with CPU use that moves meanwhile or not.
  */
 import assert from "node:assert/strict";
-import { ManualClock } from "../../../net/server/scheduler.ts";
 import { GameServer, SLOW_TICK_LOG_MS } from "../../../net/server/server.ts";
 import { renderMetrics } from "../../../net/server/metrics.ts";
 import type { CpuSample } from "../../../net/server/cpu_usage.ts";
 import { stallVerdict } from "../../../net/server/stall_watch.ts";
 import { metricFigures } from "../../../tools/loadtest.ts";
 import { TICK_MS } from "../../../sim/mod.ts";
+import { LateTimerClock } from "./_late_clock.ts";
 
 const NONE: CpuSample = { userMs: 0, systemMs: 0, preemptions: 0, pageFaults: 0 };
-
-/** A manual clock whose next timer fires `ms` late, running `meanwhile` first: a host's stall. */
-class HostClock extends ManualClock {
-  late: { ms: number; meanwhile: () => void } | undefined;
-
-  override setTimer(fn: () => void, delayMs: number): number {
-    const late = this.late;
-    this.late = undefined;
-    if (!late) return super.setTimer(fn, delayMs);
-    return super.setTimer(() => {
-      late.meanwhile();
-      fn();
-    }, delayMs + late.ms);
-  }
-}
 
 Deno.test("a stall's verdict: worked from half the time on, else preempted or slept", () => {
   assert.equal(stallVerdict(40, { ...NONE, userMs: 15, systemMs: 5 }), "worked");
@@ -39,7 +24,7 @@ Deno.test("a stall's verdict: worked from half the time on, else preempted or sl
 });
 
 Deno.test("each stall is counted by what the loop did before it, in /metrics and a loop_stall line", () => {
-  const clock = new HostClock();
+  const clock = new LateTimerClock();
   let cpu = NONE;
   const logs: { event: string; fields: Record<string, unknown> }[] = [];
   const server = new GameServer({
@@ -65,7 +50,7 @@ Deno.test("each stall is counted by what the loop did before it, in /metrics and
   clock.advance(1000);
   // Neither ran nor lost its core: the timer came 40 ms late (the host).
   clock.advance(SLOW_TICK_LOG_MS);
-  clock.late = { ms: 40, meanwhile: () => {} };
+  clock.late = { ms: 40 };
   clock.advance(1000);
 
   assert.deepEqual(verdicts(), { worked: 1, preempted: 1, slept: 1 });
@@ -81,14 +66,14 @@ Deno.test("each stall is counted by what the loop did before it, in /metrics and
   assert.equal(slept.awayMs, Math.round(((slept.timerMs as number) + 40) * 100) / 100);
 
   // Within SLOW_TICK_LOG_MS of a line, stalls are counted, not logged; the next line says how many.
-  clock.late = { ms: 40, meanwhile: () => {} };
+  clock.late = { ms: 40 };
   clock.advance(1000);
-  clock.late = { ms: 40, meanwhile: () => {} };
+  clock.late = { ms: 40 };
   clock.advance(1000);
   assert.equal(stallLines().length, 3);
   assert.equal(verdicts().slept, 3);
   clock.advance(SLOW_TICK_LOG_MS);
-  clock.late = { ms: 40, meanwhile: () => {} };
+  clock.late = { ms: 40 };
   clock.advance(1000);
   assert.equal(stallLines().length, 4);
   assert.equal(stallLines()[3].stalls, 3, "the two held back and this one");
